@@ -1,0 +1,3 @@
+from tpucheck.cli import main
+
+main()

@@ -1,0 +1,118 @@
+"""The Python analyzer: prefilter, one libcst parse, one batched walk, targeted positions."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from tpucheck.analyzers.python.index import PythonIndex, build_python_index
+from tpucheck.analyzers.python.positions import node_ranges
+from tpucheck.analyzers.python.walker import Walker
+from tpucheck.findings import RawMatch, Span, Suppression, normalize_snippet, parse_suppression
+
+__all__ = ["PythonAnalysis", "PythonIndex", "analyze_source", "build_python_index", "find_suppressions"]
+
+SNIPPET_LIMIT = 160
+
+
+@dataclass(slots=True)
+class PythonAnalysis:
+    matches: list[RawMatch] = field(default_factory=list)
+    parsed: bool = False
+    error_kind: str | None = None
+    error_message: str | None = None
+
+
+_PY2_HINTS = (
+    re.compile(r"^\s*print\s+[^\s(=.,)\[]", re.M),
+    re.compile(r"^\s*except\s+[\w.]+\s*,\s*\w+\s*:", re.M),
+    re.compile(r"^\s*exec\s+['\"]", re.M),
+    re.compile(r"\bur['\"]"),
+)
+
+
+def _parse_error(text: str, exc: Exception) -> tuple[str, str]:
+    if isinstance(exc, RecursionError):
+        return "too-deep", "nesting too deep to analyze"
+    if isinstance(exc, cst.ParserSyntaxError):
+        first = str(exc.message).strip().splitlines()[0] if str(exc.message).strip() else "invalid syntax"
+        where = f"line {exc.raw_line}, column {exc.raw_column + 1}"
+        if any(hint.search(text) for hint in _PY2_HINTS):
+            return "python2", f"Python 2 syntax ({where}): {first}"
+        return "syntax-error", f"syntax error at {where}: {first}"
+    return "parse-error", f"cannot parse: {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+
+
+def analyze_source(text: str, index: PythonIndex, *, prefilter: bool = True) -> PythonAnalysis:
+    """Analyze Python source text. Never raises for bad input: errors come back as data."""
+    result = PythonAnalysis()
+    if prefilter and not index.candidate(text):
+        return result
+    try:
+        module = cst.parse_module(text)
+    except Exception as exc:  # libcst raises ParserSyntaxError, RecursionError, or a Rust panic
+        result.error_kind, result.error_message = _parse_error(text, exc)
+        return result
+    except BaseException as exc:  # pyo3 PanicException derives from BaseException
+        if type(exc).__name__ != "PanicException":
+            raise
+        result.error_kind, result.error_message = "parse-error", "the parser failed on this file"
+        return result
+    result.parsed = True
+    try:
+        hits = Walker(index).run(module)
+    except RecursionError:
+        result.error_kind, result.error_message = "too-deep", "nesting too deep to analyze"
+        return result
+    if not hits:
+        return result
+    ranges = node_ranges(module, [hit.node for hit in hits])
+    seen: set[tuple[str, int, int]] = set()
+    for hit in hits:
+        line, column, end_line, end_column = ranges[id(hit.node)]
+        rule_id = hit.rule_matcher[0].id
+        key = (rule_id, line, column)
+        if key in seen:
+            continue
+        seen.add(key)
+        snippet = normalize_snippet(module.code_for_node(hit.node))
+        if len(snippet) > SNIPPET_LIMIT:
+            snippet = snippet[: SNIPPET_LIMIT - 1] + "…"
+        result.matches.append(
+            RawMatch(
+                rule_id=rule_id,
+                span=Span(line, column + 1, end_line, end_column + 1),
+                snippet=snippet,
+                guarded=hit.guarded,
+                detail=hit.detail,
+            )
+        )
+    return result
+
+
+_DIRECTIVE = re.compile(r"#\s*tpucheck:")
+
+
+def find_suppressions(text: str) -> dict[int, Suppression]:
+    """`# tpucheck: ignore[...]` comments by line; only real comments count, not strings."""
+    if "tpucheck:" not in text:
+        return {}
+    found: dict[int, Suppression] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT and _DIRECTIVE.search(token.string):
+                suppression = parse_suppression(token.string)
+                if suppression is not None:
+                    found[token.start[0]] = suppression
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        for number, line in enumerate(text.splitlines(), start=1):
+            hash_at = line.find("#")
+            if hash_at >= 0 and _DIRECTIVE.search(line, hash_at):
+                suppression = parse_suppression(line[hash_at:])
+                if suppression is not None:
+                    found[number] = suppression
+    return found

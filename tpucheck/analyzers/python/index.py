@@ -1,0 +1,67 @@
+"""The Python-facing view of a ruleset: lookup tables built once per process.
+
+The walker asks "which matchers care about this qualified name / method / keyword?"
+millions of times; these tables answer with a cached dict lookup, so the cost of a
+scan does not grow with the number of rules.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from tpucheck.names import GlobTable
+from tpucheck.ruleset.model import DeviceContext, Matcher, Rule, Ruleset
+
+RuleMatcher = tuple[Rule, Matcher]
+
+
+@dataclass(slots=True)
+class PythonIndex:
+    call: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
+    reference: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
+    decorator: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
+    imports: GlobTable[RuleMatcher] = field(default_factory=lambda: GlobTable(prefixes=True))
+    method: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
+    keyword: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
+    strings: list[RuleMatcher] = field(default_factory=list)
+    device: DeviceContext = field(default_factory=DeviceContext)
+    needles: tuple[str, ...] = ()
+    guard_exceptions: frozenset[str] = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+    guard_tests: re.Pattern[str] = re.compile(r"(?i)(is_available|find_spec|available|^has_|_has_|^use_|importable|installed)")
+
+    @property
+    def any_rules(self) -> bool:
+        return bool(self.needles)
+
+    def candidate(self, text: str) -> bool:
+        """The prefilter: could any rule match this source at all?"""
+        return any(needle in text for needle in self.needles)
+
+
+def build_python_index(ruleset: Ruleset) -> PythonIndex:
+    index = PythonIndex(device=ruleset.device)
+    tables = {
+        "call": index.call,
+        "reference": index.reference,
+        "decorator": index.decorator,
+        "import": index.imports,
+        "method": index.method,
+        "keyword": index.keyword,
+    }
+    needles: dict[str, None] = {}
+    for rule in ruleset.rules:
+        python = False
+        for matcher in rule.matchers:
+            table = tables.get(matcher.kind)
+            if table is not None:
+                python = True
+                for pattern in matcher.patterns:
+                    table.add(pattern, (rule, matcher))
+            elif matcher.kind == "string":
+                python = True
+                index.strings.append((rule, matcher))
+        if python:
+            needles.update(dict.fromkeys(rule.needles))
+    index.needles = tuple(needles)
+    return index

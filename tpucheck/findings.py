@@ -1,0 +1,214 @@
+"""The plain data that crosses the boundary between analyzers and everything after them.
+
+Analyzers produce `RawMatch`es (what a rule matched, where, in which context) and
+`ScanError`s; the engine turns matches into `Finding`s by attaching the rule's data, the
+path, the role of the file and the fingerprint. Keeping the raw match free of rule data
+lets analysis results be cached and shipped between processes cheaply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+SEVERITIES: tuple[str, ...] = ("blocker", "major", "minor", "info")
+"""Most severe first; the index is used for ordering and for `--fail-on`."""
+
+CONFIDENCES: tuple[str, ...] = ("high", "medium", "low")
+
+CATEGORIES: tuple[str, ...] = (
+    "custom-kernel",
+    "cuda-api",
+    "device-placement",
+    "unsupported-op",
+    "dynamic-shape",
+    "host-sync",
+    "precision",
+    "distributed",
+    "dependency",
+    "hf-transformers",
+    "build",
+)
+
+WORKLOADS: tuple[str, ...] = ("training", "inference")
+
+
+def severity_rank(severity: str) -> int:
+    """0 for blocker ... 3 for info: smaller is more severe."""
+    return SEVERITIES.index(severity)
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """1-based line and column (columns count characters, as editors do); end is exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True, slots=True)
+class RawMatch:
+    """What one rule matched in one file, before the rule's data is attached."""
+
+    rule_id: str
+    span: Span
+    snippet: str
+    """The matched source, whitespace-normalized: the stable part of the fingerprint."""
+    cell: int | None = None
+    """1-based notebook cell (counting every cell), with `span` relative to the cell."""
+    guarded: bool = False
+    """The match sits on an optional path (try/except ImportError, availability check)."""
+    detail: str | None = None
+    """A short name the inventory shows, e.g. a kernel's name or a package's name."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScanError:
+    """A file that could not be analyzed, and why; the scan goes on without it."""
+
+    path: str
+    kind: str
+    message: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"path": self.path, "kind": self.kind, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A discovered file that was deliberately not analyzed (too big, symlink out of root)."""
+
+    path: str
+    reason: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"path": self.path, "reason": self.reason}
+
+
+@dataclass(slots=True)
+class FileResult:
+    """Everything the analysis of one file produced. Picklable, cacheable."""
+
+    path: str
+    kind: str
+    lines: int = 0
+    parsed: bool = False
+    """False when the prefilter found none of the rules' needles and parsing was skipped."""
+    matches: list[RawMatch] = field(default_factory=list)
+    suppressions: dict[int, "Suppression"] = field(default_factory=dict)
+    """Suppression comments by line (line within the cell for notebooks, keyed by
+    `cell * 1_000_000 + line`)."""
+    error: ScanError | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Suppression:
+    """A `# tpucheck: ignore[...]` comment. An empty `rules` set silences every rule."""
+
+    rules: frozenset[str]
+    reason: str | None = None
+
+    def covers(self, rule_id: str, rule_name: str) -> bool:
+        return not self.rules or rule_id in self.rules or rule_name in self.rules
+
+
+def suppression_key(line: int, cell: int | None) -> int:
+    return (cell or 0) * 1_000_000 + line
+
+
+_SUPPRESSION_RE = re.compile(
+    r"#\s*tpucheck:\s*ignore(?:\[(?P<rules>[^\]]*)\])?(?:\s+--\s*(?P<reason>.*))?",
+)
+
+
+def parse_suppression(comment: str) -> Suppression | None:
+    """Read one comment; None when it is not a tpucheck directive."""
+    found = _SUPPRESSION_RE.search(comment)
+    if found is None:
+        return None
+    listed = found.group("rules")
+    rules = frozenset(r.strip() for r in listed.split(",") if r.strip()) if listed else frozenset()
+    reason = (found.group("reason") or "").strip() or None
+    return Suppression(rules=rules, reason=reason)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A rule matched at a place: what the reports show and the score counts."""
+
+    rule: str
+    name: str
+    category: str
+    severity: str
+    confidence: str
+    path: str
+    span: Span
+    cell: int | None
+    message: str
+    fix: str
+    affects: tuple[str, ...]
+    snippet: str
+    role: str
+    """Where the finding sits: library, test, example, benchmark, docs, script."""
+    guarded: bool
+    fingerprint: str
+    detail: str | None = None
+    suppressed: bool = False
+    suppression_reason: str | None = None
+
+    def sort_key(self) -> tuple[object, ...]:
+        return (self.path, self.cell or 0, self.span.line, self.span.column, self.rule, self.span.end_line, self.span.end_column)
+
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {
+            "rule": self.rule,
+            "name": self.name,
+            "category": self.category,
+            "severity": self.severity,
+            "confidence": self.confidence,
+            "path": self.path,
+            "line": self.span.line,
+            "column": self.span.column,
+            "end_line": self.span.end_line,
+            "end_column": self.span.end_column,
+            "cell": self.cell,
+            "message": self.message,
+            "fix": self.fix,
+            "affects": list(self.affects),
+            "role": self.role,
+            "guarded": self.guarded,
+            "snippet": self.snippet,
+            "fingerprint": self.fingerprint,
+        }
+        if self.detail is not None:
+            data["detail"] = self.detail
+        if self.suppressed:
+            data["suppression_reason"] = self.suppression_reason
+        return data
+
+
+_WS = re.compile(r"\s+")
+
+
+def normalize_snippet(code: str) -> str:
+    """Collapse whitespace so that re-indenting or re-wrapping code keeps the fingerprint."""
+    return _WS.sub(" ", code).strip()
+
+
+def fingerprints(rule_path_snippets: list[tuple[str, str, str]]) -> list[str]:
+    """Fingerprint each (rule, path, snippet), numbering equal ones in their given order.
+
+    Line numbers stay out of the hash so that unrelated edits above a finding leave it
+    unchanged; the index among equal snippets keeps two identical calls apart.
+    """
+    seen: dict[tuple[str, str, str], int] = {}
+    out: list[str] = []
+    for key in rule_path_snippets:
+        index = seen.get(key, 0)
+        seen[key] = index + 1
+        digest = hashlib.sha256("\x1f".join((*key, str(index))).encode("utf-8")).hexdigest()
+        out.append(digest[:20])
+    return out

@@ -1,0 +1,373 @@
+"""Load rule files: safe YAML, JSON Schema validation, then checks a schema cannot express.
+
+Every problem names the file, the line and the field, because rule files are written
+by hand (ours and our users') and a validation error without a place is useless.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable
+
+import jsonschema
+
+from tpucheck.ruleset.model import (
+    PYTHON_KINDS,
+    ArgConstraint,
+    DeviceContext,
+    Example,
+    Matcher,
+    Rule,
+    Ruleset,
+)
+from tpucheck.yamlsource import LocatedYaml, YamlSourceError, load_located
+
+
+@dataclass(frozen=True, slots=True)
+class RuleProblem:
+    file: str
+    line: int | None
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+class RuleFileError(Exception):
+    """One or more invalid rule files; str() is the first problem on one line."""
+
+    def __init__(self, problems: list[RuleProblem]) -> None:
+        super().__init__(str(problems[0]))
+        self.problems = problems
+
+
+def builtin_rules_dir() -> Path:
+    """Rules ship inside the wheel as `tpucheck/rules`; a source checkout keeps them at `rules/`."""
+    packaged = Path(__file__).resolve().parent.parent / "rules"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent.parent / "rules"
+
+
+@lru_cache(maxsize=1)
+def rule_schema() -> dict[str, Any]:
+    text = resources.files("tpucheck").joinpath("schema/rules.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def rule_files(extra: Iterable[str | Path] = (), *, builtin: bool = True) -> list[Path]:
+    files: list[Path] = sorted(builtin_rules_dir().glob("*.yaml")) if builtin else []
+    for item in extra:
+        path = Path(item)
+        if path.is_dir():
+            files.extend(sorted(path.glob("*.yaml")) + sorted(path.glob("*.yml")))
+        else:
+            files.append(path)
+    return files
+
+
+def load_ruleset(extra: Iterable[str | Path] = (), *, builtin: bool = True) -> Ruleset:
+    """Load the built-in rules and any extra rule files; raise RuleFileError on any problem."""
+    files = rule_files(extra, builtin=builtin)
+    problems: list[RuleProblem] = []
+    rules: list[Rule] = []
+    device: DeviceContext | None = None
+    for path in files:
+        display = _display(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(RuleProblem(display, None, "", f"cannot read rule file: {exc}"))
+            continue
+        file_rules, file_device, file_problems = parse_rule_file(text, display)
+        problems.extend(file_problems)
+        rules.extend(file_rules)
+        if file_device is not None:
+            device = file_device
+    problems.extend(_duplicates(rules))
+    if problems:
+        raise RuleFileError(problems)
+    return Ruleset(
+        rules=tuple(sorted(rules, key=lambda r: r.id)),
+        device=device or DeviceContext(),
+        sources=tuple(_display(p) for p in files),
+    )
+
+
+def _display(path: Path) -> str:
+    builtin = builtin_rules_dir()
+    try:
+        return "rules/" + path.resolve().relative_to(builtin.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def parse_rule_file(text: str, display: str) -> tuple[list[Rule], DeviceContext | None, list[RuleProblem]]:
+    try:
+        doc = load_located(text)
+    except YamlSourceError as exc:
+        return [], None, [RuleProblem(display, exc.line, "", str(exc))]
+    if doc.data is None:
+        return [], None, []
+    problems = _schema_problems(doc, display)
+    if problems:
+        return [], None, problems
+    rules: list[Rule] = []
+    for index, raw in enumerate(doc.data.get("rules", [])):
+        rule, rule_problems = _build_rule(raw, ("rules", index), doc, display)
+        problems.extend(rule_problems)
+        if rule is not None:
+            rules.append(rule)
+    device = None
+    if "contexts" in doc.data and "device" in doc.data["contexts"]:
+        device, device_problems = _build_device_context(doc.data["contexts"]["device"], doc, display)
+        problems.extend(device_problems)
+    return rules, device, problems
+
+
+def _field(path: Iterable[str | int]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _schema_problems(doc: LocatedYaml, display: str) -> list[RuleProblem]:
+    validator = jsonschema.Draft202012Validator(rule_schema())
+    problems = []
+    for error in sorted(validator.iter_errors(doc.data), key=lambda e: list(map(str, e.absolute_path))):
+        error = _most_relevant(error)
+        path = tuple(error.absolute_path)
+        message = error.message
+        if error.validator == "additionalProperties":
+            path = (*path, "<key>")
+        problems.append(RuleProblem(display, doc.line_of(path), _rule_field(doc, path), message))
+    return problems
+
+
+def _most_relevant(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """For `oneOf` over matcher kinds, report the errors of the kind the mapping names."""
+    if error.validator != "oneOf" or not error.context:
+        return error
+    instance = error.instance
+    if isinstance(instance, dict):
+        branches = error.validator_value
+        for branch_index, branch in enumerate(branches):
+            required = branch.get("required", [])
+            if required and required[0] in instance:
+                own = [e for e in error.context if e.relative_schema_path and e.relative_schema_path[0] == branch_index]
+                if own:
+                    return _most_relevant(own[0])
+        kinds = [b["required"][0] for b in branches if b.get("required")]
+        if kinds:
+            error.message = f"unknown matcher: expected one of {', '.join(kinds)}"
+            return error
+    if isinstance(instance, list):
+        deeper = [e for e in error.context if e.absolute_path and len(e.absolute_path) > len(error.absolute_path)]
+        if deeper:
+            return _most_relevant(deeper[0])
+    best = jsonschema.exceptions.best_match(error.context)
+    return _most_relevant(best) if best is not None else error
+
+
+def _rule_field(doc: LocatedYaml, path: tuple[str | int, ...]) -> str:
+    """`rule CK001 match.call` reads better than `rules[4].match.call`."""
+    shown = tuple(p for p in path if p != "<key>")
+    if len(shown) >= 2 and shown[0] == "rules" and isinstance(shown[1], int):
+        rules = doc.data.get("rules") if isinstance(doc.data, dict) else None
+        if isinstance(rules, list) and shown[1] < len(rules) and isinstance(rules[shown[1]], dict):
+            rule_id = rules[shown[1]].get("id")
+            if isinstance(rule_id, str):
+                rest = _field(shown[2:])
+                return f"rule {rule_id}" + (f" {rest}" if rest else "")
+    return _field(shown)
+
+
+class _Problems:
+    """Collects problems for one rule with its file and located lines."""
+
+    def __init__(self, doc: LocatedYaml, display: str) -> None:
+        self.doc = doc
+        self.display = display
+        self.items: list[RuleProblem] = []
+
+    def add(self, path: tuple[str | int, ...], message: str) -> None:
+        self.items.append(RuleProblem(self.display, self.doc.line_of(path), _rule_field(self.doc, path), message))
+
+    def regex(self, pattern: str, path: tuple[str | int, ...]) -> re.Pattern[str] | None:
+        try:
+            return re.compile(pattern)
+        except re.error as exc:
+            self.add(path, f"invalid regex {pattern!r}: {exc}")
+            return None
+
+
+def _patterns(value: str | list[str]) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _build_matcher(raw: dict[str, Any], path: tuple[str | int, ...], problems: _Problems) -> Matcher | None:
+    kind = next(k for k in raw if k in ("call", "reference", "import", "decorator", "method", "keyword", "string", "native", "dependency", "file"))
+    args = []
+    for index, arg in enumerate(raw.get("args", [])):
+        value = problems.regex(arg["value"], (*path, "args", index, "value")) if "value" in arg else None
+        if arg.get("missing") and "value" in arg:
+            problems.add((*path, "args", index), "an argument cannot be both `missing` and have a `value`")
+        args.append(ArgConstraint(arg.get("name"), arg.get("position"), value, bool(arg.get("missing", False))))
+    common: dict[str, Any] = {"kind": kind, "args": tuple(args), "arity": raw.get("arity")}
+    if kind == "string":
+        regex = problems.regex(raw["string"], (*path, "string"))
+        contexts = tuple(raw.get("context", ("argument", "assignment")))
+        return Matcher(regex=regex, contexts=contexts, **common)
+    if kind == "native":
+        regex = problems.regex(raw["native"], (*path, "native"))
+        return Matcher(regex=regex, files=_patterns(raw.get("files", ())), **common)
+    patterns = _patterns(raw[kind])
+    matcher = Matcher(patterns=patterns, in_call=_patterns(raw.get("in_call", ())), **common)
+    if kind == "keyword" and "value" in raw:
+        matcher = _replace(matcher, value=problems.regex(raw["value"], (*path, "value")))
+    if kind == "dependency":
+        from tpucheck.names import normalize_package
+
+        matcher = _replace(matcher, patterns=tuple(normalize_package(p) for p in patterns))
+        if "spec" in raw:
+            matcher = _replace(matcher, regex=problems.regex(raw["spec"], (*path, "spec")))
+    if kind == "file" and "pattern" in raw:
+        matcher = _replace(matcher, regex=problems.regex(raw["pattern"], (*path, "pattern")))
+    return matcher
+
+
+def _replace(matcher: Matcher, **changes: Any) -> Matcher:
+    from dataclasses import replace
+
+    return replace(matcher, **changes)
+
+
+_GLOB_CHARS = re.compile(r"[*?\[]")
+_LEADING_WORD = re.compile(r"\^?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _string_needle(regex: re.Pattern[str]) -> str | None:
+    """The literal word a string regex must start with, if it has one of 3+ characters."""
+    pattern = regex.pattern
+    if "|" in pattern:
+        return None
+    found = _LEADING_WORD.match(pattern)
+    if not found:
+        return None
+    word = found.group(1)
+    if pattern[found.end() : found.end() + 1] in ("?", "*", "{"):
+        word = word[:-1]
+    return word if len(word) >= 3 else None
+
+
+def derive_needles(matcher: Matcher) -> tuple[str, ...] | None:
+    """Strings one of which every file this matcher can match must contain; None if unknown.
+
+    Names only enter a Python file through its text (imports bind them; attributes spell
+    them), so the last literal component of a qualified-name pattern is such a string.
+    """
+    if matcher.kind == "string":
+        assert matcher.regex is not None
+        needle = _string_needle(matcher.regex)
+        return (needle,) if needle else None
+    needles = []
+    for pattern in matcher.patterns:
+        parts = [p for p in pattern.lstrip(".").split(".") if p]
+        chosen = None
+        for part in reversed(parts):
+            literal = _GLOB_CHARS.split(part, 1)[0]
+            if literal and (literal == part or len(literal) >= 3):
+                chosen = literal
+                break
+        if chosen is None or len(chosen) < 2:
+            return None
+        needles.append(chosen)
+    return tuple(needles)
+
+
+def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYaml, display: str) -> tuple[Rule | None, list[RuleProblem]]:
+    problems = _Problems(doc, display)
+    raw_matchers = raw["match"] if isinstance(raw["match"], list) else [raw["match"]]
+    match_path: tuple[str | int, ...] = (*path, "match")
+    matchers = []
+    for index, raw_matcher in enumerate(raw_matchers):
+        mpath = (*match_path, index) if isinstance(raw["match"], list) else match_path
+        matcher = _build_matcher(raw_matcher, mpath, problems)
+        if matcher is not None:
+            matchers.append(matcher)
+    needles: list[str] = list(raw.get("needles", []))
+    if "needles" not in raw:
+        for index, matcher in enumerate(matchers):
+            if matcher.kind not in PYTHON_KINDS or (matcher.kind == "string" and matcher.regex is None):
+                continue
+            derived = derive_needles(matcher)
+            if derived is None:
+                mpath = (*match_path, index) if isinstance(raw["match"], list) else match_path
+                problems.add(mpath, "cannot derive a prefilter string from this pattern: declare `needles`")
+            else:
+                needles.extend(derived)
+    examples = raw["examples"]
+    effort = raw["effort"]
+    if effort["low"] > effort["high"]:
+        problems.add((*path, "effort", "low"), "effort.low is greater than effort.high")
+    rule = Rule(
+        id=raw["id"],
+        name=raw["name"],
+        category=raw["category"],
+        severity=raw["severity"],
+        confidence=raw.get("confidence", "high"),
+        affects=tuple(raw["affects"]),
+        effort_low=float(effort["low"]),
+        effort_high=float(effort["high"]),
+        effort_per=effort.get("per", "occurrence"),
+        message=raw["message"].strip(),
+        fix_tpu=raw["fix"]["tpu"].strip(),
+        fix_xla=raw["fix"]["xla"].strip() if "xla" in raw["fix"] else None,
+        docs=tuple(raw["docs"]),
+        matchers=tuple(matchers),
+        needles=tuple(dict.fromkeys(needles)),
+        flag_examples=tuple(_example(e) for e in examples["flag"]),
+        pass_examples=tuple(_example(e) for e in examples["pass"]),
+        source=f"{display}:{doc.line_of(path) or 0}",
+    )
+    return (None if problems.items else rule), problems.items
+
+
+def _example(raw: str | dict[str, str]) -> Example:
+    if isinstance(raw, str):
+        return Example(code=raw)
+    return Example(code=raw["code"], path=raw.get("path"))
+
+
+def _build_device_context(raw: dict[str, Any], doc: LocatedYaml, display: str) -> tuple[DeviceContext, list[RuleProblem]]:
+    problems = _Problems(doc, display)
+    names = problems.regex(raw["names"], ("contexts", "device", "names"))
+    context = DeviceContext(
+        keywords=frozenset(raw["keywords"]),
+        calls={k: tuple(v) for k, v in raw["calls"].items()},
+        methods={k: tuple(v) for k, v in raw["methods"].items()},
+        names=names,
+    )
+    return context, problems.items
+
+
+def _duplicates(rules: list[Rule]) -> list[RuleProblem]:
+    problems = []
+    seen_ids: dict[str, Rule] = {}
+    seen_names: dict[str, Rule] = {}
+    for rule in rules:
+        file, _, line = rule.source.rpartition(":")
+        for key, seen, label in ((rule.id, seen_ids, "id"), (rule.name, seen_names, "name")):
+            if key in seen:
+                problems.append(RuleProblem(file, int(line) or None, f"rule {rule.id} {label}", f"duplicate {label} {key!r} (also at {seen[key].source})"))
+            else:
+                seen[key] = rule
+    return problems

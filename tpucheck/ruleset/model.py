@@ -1,0 +1,111 @@
+"""The rule model: what a YAML rule becomes once it has been validated.
+
+Rules are data. These types only hold what the YAML said, already compiled (regexes)
+and normalized (pattern lists), so that analyzers never re-interpret YAML.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+PYTHON_KINDS = ("call", "reference", "import", "decorator", "method", "keyword", "string")
+MATCHER_KINDS = (*PYTHON_KINDS, "native", "dependency", "file")
+
+
+@dataclass(frozen=True, slots=True)
+class ArgConstraint:
+    """A constraint on one argument of a call, found by keyword name or by position."""
+
+    name: str | None
+    position: int | None
+    value: re.Pattern[str] | None
+    """Fullmatched against the literal value (or the resolved dotted name); None: any value."""
+    missing: bool = False
+    """The argument must be absent."""
+
+
+@dataclass(frozen=True, slots=True)
+class Matcher:
+    """One way a rule can match. `kind` says which of the optional fields apply."""
+
+    kind: str
+    patterns: tuple[str, ...] = ()
+    """Globs: qualified names (call/reference/decorator/import), method or keyword names,
+    package names (dependency), path globs (file)."""
+    args: tuple[ArgConstraint, ...] = ()
+    arity: int | None = None
+    value: re.Pattern[str] | None = None
+    """keyword: the value regex."""
+    in_call: tuple[str, ...] = ()
+    """keyword: callee globs (qualified names, or `.method` for method calls)."""
+    regex: re.Pattern[str] | None = None
+    """string: fullmatch on the literal; native/file: searched per file or line; dependency: spec."""
+    contexts: tuple[str, ...] = ()
+    """string: argument, assignment, comparison."""
+    files: tuple[str, ...] = ()
+    """native: path globs the regex applies to (default: every native file)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    code: str
+    path: str | None = None
+    """File name the example is analyzed as; derived from the matcher kind when None."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    name: str
+    category: str
+    severity: str
+    confidence: str
+    affects: tuple[str, ...]
+    effort_low: float
+    effort_high: float
+    effort_per: str
+    message: str
+    fix_tpu: str
+    fix_xla: str | None
+    docs: tuple[str, ...]
+    matchers: tuple[Matcher, ...]
+    needles: tuple[str, ...]
+    """A Python file containing none of these strings cannot match the rule."""
+    flag_examples: tuple[Example, ...]
+    pass_examples: tuple[Example, ...]
+    source: str
+    """The rule file and line, for messages."""
+
+    @property
+    def fix(self) -> str:
+        if self.fix_xla:
+            return f"{self.fix_tpu} PyTorch/XLA: {self.fix_xla}"
+        return self.fix_tpu
+
+    def kinds(self) -> frozenset[str]:
+        return frozenset(m.kind for m in self.matchers)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceContext:
+    """Where a string literal is a device: the knowledge behind `string` matchers."""
+
+    keywords: frozenset[str] = frozenset()
+    calls: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    methods: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    names: re.Pattern[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Ruleset:
+    rules: tuple[Rule, ...]
+    device: DeviceContext
+    sources: tuple[str, ...] = ()
+    """The rule files it was loaded from, for the report."""
+
+    def by_id(self) -> dict[str, Rule]:
+        return {rule.id: rule for rule in self.rules}
+
+    def with_rules(self, rules: tuple[Rule, ...]) -> "Ruleset":
+        return Ruleset(rules=rules, device=self.device, sources=self.sources)

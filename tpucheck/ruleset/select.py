@@ -1,0 +1,33 @@
+"""`--select` / `--ignore`: pick rules by id, id prefix, name or category."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from tpucheck.findings import CATEGORIES
+from tpucheck.ruleset.model import Rule, Ruleset
+
+
+class SelectionError(ValueError):
+    """A selector that names nothing: a typo must not silently select zero rules."""
+
+
+def _matches(rule: Rule, selector: str) -> bool:
+    return (
+        selector == "ALL"
+        or rule.id == selector
+        or rule.name == selector
+        or rule.category == selector
+        or (selector.isupper() and rule.id.startswith(selector))
+    )
+
+
+def select_rules(ruleset: Ruleset, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> Ruleset:
+    select = [s.strip() for s in select if s.strip()]
+    ignore = [s.strip() for s in ignore if s.strip()]
+    for selector in (*select, *ignore):
+        if selector not in CATEGORIES and not any(_matches(rule, selector) for rule in ruleset.rules):
+            raise SelectionError(f"unknown rule selector {selector!r}: not a rule id, id prefix, name or category")
+    chosen = [r for r in ruleset.rules if not select or any(_matches(r, s) for s in select)]
+    chosen = [r for r in chosen if not any(_matches(r, s) for s in ignore)]
+    return ruleset.with_rules(tuple(chosen))

@@ -1,0 +1,76 @@
+"""Safe YAML loading that remembers where each value came from.
+
+`yaml.safe_load` throws line numbers away, but every error in a rule file must name
+its line. This composes the node graph with PyYAML's SafeLoader (so tags that would
+construct Python objects are refused exactly as `safe_load` refuses them), builds the
+plain data from it, and keeps a map from each value's path to its 1-based line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+Path = tuple[str | int, ...]
+
+
+class YamlSourceError(Exception):
+    """Invalid YAML: a one-line message and the 1-based line where the parser stopped."""
+
+    def __init__(self, message: str, line: int | None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+@dataclass(frozen=True, slots=True)
+class LocatedYaml:
+    data: Any
+    lines: dict[Path, int]
+    """Line of the value at each path; for mapping keys, also `path + ("<key>",)`."""
+
+    def line_of(self, path: Path) -> int | None:
+        """The line of the deepest recorded prefix of `path`: errors point as close as known."""
+        for end in range(len(path), -1, -1):
+            line = self.lines.get(tuple(path[:end]))
+            if line is not None:
+                return line
+        return None
+
+
+def load_located(text: str) -> LocatedYaml:
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise YamlSourceError(f"invalid YAML: {problem}", mark.line + 1 if mark else None) from None
+    except yaml.YAMLError as exc:
+        raise YamlSourceError(f"invalid YAML: {exc}", None) from None
+    finally:
+        loader.dispose()
+    lines: dict[Path, int] = {}
+    if node is not None:
+        _record(node, (), lines)
+    return LocatedYaml(data=data, lines=lines)
+
+
+def _record(node: yaml.Node, path: Path, lines: dict[Path, int]) -> None:
+    lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[object, int] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node.value)
+            if key in seen:
+                raise YamlSourceError(
+                    f"duplicate key {key!r} (first at line {seen[key]})", key_node.start_mark.line + 1
+                )
+            seen[key] = key_node.start_mark.line + 1
+            _record(value_node, (*path, key), lines)
+            lines[(*path, key, "<key>")] = key_node.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _record(item, (*path, index), lines)
