@@ -403,10 +403,11 @@ def test_symlink_to_file_inside_root_is_listed_with_link_path(tmp_path: Path) ->
 
 
 def test_symlinked_dir_to_already_walked_dir_is_pruned(tmp_path: Path) -> None:
-    make(tmp_path, "zreal/m.py")
-    (tmp_path / "alias").symlink_to("zreal", target_is_directory=True)
+    make(tmp_path, "zreal/m.py", "a/")
+    (tmp_path / "a" / "alias").symlink_to("../zreal", target_is_directory=True)
     result = discover(tmp_path)
-    # The link sorts first, but the real route wins and the alias is pruned silently.
+    # The link is met first in a depth-first walk, but the real route wins and the alias
+    # is pruned silently.
     assert paths(result) == ["zreal/m.py"]
     assert result.skipped == []
     assert result.errors == []

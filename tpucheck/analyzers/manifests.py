@@ -1,0 +1,979 @@
+"""Read dependency manifests into entries with exact source positions.
+
+The dependency rules only need to know *which* packages and package indexes a project
+asks for and *where* it says so, so this module turns every supported manifest format
+into one flat list of `Requirement`s and leaves judging them to the rule engine.
+
+Nothing here ever executes or imports project code: `setup.py` is read with `ast`, YAML
+goes through PyYAML's safe loader only, and TOML through `tomllib`. A scanner that runs
+the code it is auditing would be both a security hole and a source of flaky results.
+
+Positions follow the rest of tpucheck: 1-based lines, 1-based columns counting
+characters (not bytes), exclusive end. Where a format's parser gives no positions
+(`tomllib`), the text is searched; a position that cannot be recovered falls back to the
+enclosing table's line rather than dropping the entry, because a finding on a slightly
+wrong line is more useful than a missed CUDA dependency.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import warnings
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+import yaml
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """One dependency (or package index) a manifest asks for, and where it says so."""
+
+    kind: str
+    """"package", or "index" for an index / find-links URL."""
+    name: str
+    """PEP 503-normalized, so rules can match one spelling; "" for an index."""
+    spec: str
+    """What follows the name as written (extras, versions, `@ URL`, markers); for an
+    index, or a requirement given only as a URL/path, the URL/path itself. Kept verbatim
+    because the CUDA signal often lives here (`+cu121`, `/whl/cu121`)."""
+    raw: str
+    """The entry as written, stripped: what a report shows as the snippet."""
+    ecosystem: str
+    """"pip" or "conda": the same name can mean different packages in each."""
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+class ManifestError(Exception):
+    """A manifest that its own format's parser rejects; the scan reports it and goes on."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+# --------------------------------------------------------------------------- dispatch
+
+_CONDA_ENV_NAMES = ("environment.yml", "environment.yaml")
+
+
+def _format_of(relpath: str) -> str | None:
+    """Which reader a path needs. Matching is case-insensitive because Windows- and
+    macOS-authored repositories do ship `Requirements.txt` and friends."""
+    parts = [p for p in relpath.replace("\\", "/").split("/") if p not in ("", ".")]
+    if not parts:
+        return None
+    base = parts[-1].lower()
+    parent = parts[-2].lower() if len(parts) > 1 else ""
+    if base == "pyproject.toml":
+        return "pyproject"
+    if base == "setup.py":
+        return "setup.py"
+    if base == "setup.cfg":
+        return "setup.cfg"
+    if base in _CONDA_ENV_NAMES or (base.startswith("conda") and base.endswith((".yml", ".yaml"))):
+        return "conda"
+    # `requirements*.txt` plus the common `dev-requirements.txt` / `test-requirements.txt`
+    # spellings, pip-tools inputs (`*.in`), and everything in a `requirements/` folder.
+    if base.endswith((".txt", ".in")) and ("requirements" in base or parent == "requirements"):
+        return "requirements"
+    if base.startswith("constraints") and base.endswith(".txt"):
+        return "requirements"
+    return None
+
+
+def is_manifest(relpath: str) -> bool:
+    """Whether `parse_manifest` understands this path (a '/'-separated relative path)."""
+    return _format_of(relpath) is not None
+
+
+def parse_manifest(relpath: str, text: str) -> list[Requirement]:
+    """All entries of one manifest, sorted by position.
+
+    Raises `ManifestError` when the file is not valid in its own format (TOML, Python,
+    YAML); requirements files and setup.cfg are read leniently and never raise, matching
+    how forgiving their consumers are. Raises `ValueError` for a path `is_manifest`
+    rejects: that is a caller bug, not a property of the file.
+    """
+    fmt = _format_of(relpath)
+    if fmt is None:
+        raise ValueError(f"not a dependency manifest: {relpath}")
+    if text.startswith("\ufeff"):
+        # Editors do not show the BOM, so columns must not count it.
+        text = text[1:]
+    if fmt == "requirements":
+        found = _parse_requirements_txt(text)
+    elif fmt == "pyproject":
+        found = _parse_pyproject(text)
+    elif fmt == "setup.py":
+        found = _parse_setup_py(text)
+    elif fmt == "setup.cfg":
+        found = _parse_setup_cfg(text)
+    else:
+        found = _parse_conda_env(text)
+    # The same literal can be reachable twice (a list bound to a name and used for both
+    # install_requires and an extra); one place should yield one finding.
+    unique = list(dict.fromkeys(found))
+    unique.sort(key=lambda r: (r.line, r.column))
+    return unique
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def normalize_name(name: str) -> str:
+    """PEP 503: the one spelling under which `Flash_Attn` and `flash-attn` are equal."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
+_YAML_LINE_BREAKS = re.compile(r"\r\n|[\r\n\x85\u2028\u2029]")
+
+
+class _Text:
+    """Offsets <-> (line, column) for one text.
+
+    The default newline set is Python's (\\r\\n, \\r, \\n), which is what `ast` counts;
+    YAML files use PyYAML's wider set so that its marks map back to the same place.
+    """
+
+    def __init__(self, text: str, breaks: re.Pattern[str] = _LINE_BREAKS) -> None:
+        self.text = text
+        self.breaks = breaks
+        self.starts = [0] + [m.end() for m in breaks.finditer(text)]
+
+    def pos(self, offset: int) -> tuple[int, int]:
+        index = bisect_right(self.starts, offset) - 1
+        return index + 1, offset - self.starts[index] + 1
+
+    def line_text(self, line: int) -> str:
+        """Line `line` (1-based) without its line break."""
+        start = self.starts[line - 1]
+        end = self.starts[line] if line < len(self.starts) else len(self.text)
+        content = self.text[start:end]
+        found = self.breaks.search(content)
+        return content[: found.start()] if found else content
+
+    def lines(self) -> list[str]:
+        return [self.line_text(n) for n in range(1, len(self.starts) + 1)]
+
+    def offset(self, line: int, column: int) -> int:
+        return self.starts[line - 1] + column - 1
+
+    def line_span(self, line: int) -> tuple[int, int]:
+        """The stripped content of a line as an offset range: the fallback position when
+        an entry cannot be pinned down more precisely."""
+        content = self.line_text(line)
+        start = self.starts[line - 1]
+        stripped = content.strip()
+        if not stripped:
+            return start, start
+        lead = len(content) - len(content.lstrip())
+        return start + lead, start + lead + len(stripped)
+
+
+def _make(
+    t: _Text, parsed: tuple[str, str, str], raw: str, ecosystem: str, start: int, end: int
+) -> Requirement:
+    kind, name, spec = parsed
+    line, column = t.pos(start)
+    end_line, end_column = t.pos(end)
+    return Requirement(kind, name, spec, raw.strip(), ecosystem, line, column, end_line, end_column)
+
+
+_COMMENT_RE = re.compile(r"(?:^|\s)#")
+
+
+def _strip_comment(line: str) -> str:
+    """pip's comment rule: `#` at the start or after whitespace, so `#egg=` survives."""
+    found = _COMMENT_RE.search(line)
+    return line[: found.start()] if found else line
+
+
+# --------------------------------------------------------------------------- pip requirement lines
+
+_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
+_NAME_FULL_RE = re.compile(_NAME)
+_NAME_AT_RE = re.compile(rf"({_NAME})\s*(?:\[[^\]]*\])?\s*@")
+_NAME_START_RE = re.compile(_NAME)
+# What may follow a name in PEP 508 (or pip's looser reading): extras, a version
+# clause (bare or parenthesized), markers, or nothing. Anything else is not a requirement.
+_AFTER_NAME_RE = re.compile(r"\s*(?:$|[\[(=<>!~;])")
+_TRAILING_OPTION_RE = re.compile(r"\s-")
+_ARCHIVE_RE = re.compile(r"\.(?:tar\.gz|tgz|tar\.bz2|tbz2?|tar\.xz|txz|tar|zip)$", re.IGNORECASE)
+_EGG_RE = re.compile(r"[#&]egg=([^&#\s]+)")
+
+_LONG_OPTIONS = (
+    "index-url",
+    "extra-index-url",
+    "find-links",
+    "no-index",
+    "requirement",
+    "constraint",
+    "editable",
+    "no-binary",
+    "only-binary",
+    "prefer-binary",
+    "require-hashes",
+    "pre",
+    "trusted-host",
+    "use-feature",
+    "global-option",
+    "config-settings",
+    "hash",
+)
+_INDEX_OPTIONS = {"index-url", "extra-index-url", "find-links", "i", "f"}
+_EDITABLE_OPTIONS = {"editable", "e"}
+
+
+def _parse_pip_line(line: str, allow_options: bool) -> tuple[str, str, str] | None:
+    """(kind, name, spec) of one logical requirements-file line, or None to skip it.
+
+    Never raises: manifests in the wild contain junk, and one junk line must not hide
+    the CUDA wheel on the next.
+    """
+    line = line.strip()
+    if not line:
+        return None
+    if line.startswith("-"):
+        return _parse_option_line(line) if allow_options else None
+    return _parse_requirement(line)
+
+
+def _parse_option_line(line: str) -> tuple[str, str, str] | None:
+    if line.startswith("--"):
+        found = re.match(r"--([A-Za-z][A-Za-z0-9-]*)", line)
+        if not found:
+            return None
+        given = found.group(1).lower()
+        rest = line[found.end() :]
+        if rest.startswith("="):
+            rest = rest[1:]
+        elif rest and not rest[0].isspace():
+            return None
+        # optparse accepts any unambiguous prefix of a long option, and so does pip.
+        candidates = [o for o in _LONG_OPTIONS if o.startswith(given)]
+        option = given if given in _LONG_OPTIONS else (candidates[0] if len(candidates) == 1 else given)
+    else:
+        if len(line) < 2 or not line[1].isalpha():
+            return None
+        option = line[1]
+        rest = line[2:].lstrip()
+        if rest.startswith("="):
+            rest = rest[1:]
+    tokens = rest.split()
+    if not tokens:
+        return None
+    value = tokens[0]
+    if option in _INDEX_OPTIONS:
+        return ("index", "", value)
+    if option in _EDITABLE_OPTIONS:
+        # Only a VCS URL naming its egg says which package it installs; a local path
+        # is the project itself (or a sibling scanned on its own).
+        name = _egg_name(value)
+        return ("package", name, value) if name else None
+    return None
+
+
+def _egg_name(location: str) -> str | None:
+    found = _EGG_RE.search(location)
+    if not found:
+        return None
+    egg = found.group(1).split("[", 1)[0]
+    return normalize_name(egg) if _NAME_FULL_RE.fullmatch(egg) else None
+
+
+def _parse_requirement(text: str) -> tuple[str, str, str] | None:
+    # pip stops the requirement at the first whitespace-separated token that starts
+    # with '-' (per-requirement options such as --hash); those are not the spec.
+    cut = _TRAILING_OPTION_RE.search(text)
+    requirement = (text[: cut.start()] if cut else text).strip()
+    if not requirement:
+        return None
+    named_url = _NAME_AT_RE.match(requirement)
+    if named_url:
+        name = named_url.group(1)
+        return ("package", normalize_name(name), requirement[len(name) :].strip())
+    # URLs may contain ';', so pip only treats "; " (or " ;") as their marker separator.
+    location = re.split(r";\s|\s;", requirement, maxsplit=1)[0].strip()
+    if _looks_like_location(location):
+        name = _name_from_location(location)
+        return ("package", name, requirement) if name else None
+    found = _NAME_START_RE.match(requirement)
+    if not found or not _AFTER_NAME_RE.match(requirement, found.end()):
+        return None
+    return ("package", normalize_name(found.group(0)), requirement[found.end() :].strip())
+
+
+def _looks_like_location(text: str) -> bool:
+    return (
+        "://" in text
+        or text.startswith((".", "/", "~", "\\"))
+        or text.lower().startswith("file:")
+        or "/" in text
+        or "\\" in text
+        or bool(_ARCHIVE_RE.search(text))
+        or text.lower().endswith(".whl")
+    )
+
+
+def _name_from_location(location: str) -> str | None:
+    """The project name a bare URL or path installs, read from `#egg=` or the file name.
+
+    Wheel names escape dashes inside the project name, so the first dash-separated
+    field is the name. Old sdists did not (`flash-attn-2.5.6.tar.gz`), so for them the
+    name runs up to the first dash followed by a digit.
+    """
+    egg = _egg_name(location)
+    if egg:
+        return egg
+    path = location.split("#", 1)[0].split("?", 1)[0].rstrip("/\\")
+    base = unquote(re.split(r"[/\\]", path)[-1])
+    if base.lower().endswith(".whl"):
+        candidate = base.split("-", 1)[0]
+    else:
+        archive = _ARCHIVE_RE.search(base)
+        if not archive:
+            return None
+        stem = base[: archive.start()]
+        versioned = re.match(r"(.+?)-\d", stem)
+        if not versioned:
+            return None
+        candidate = versioned.group(1)
+    return normalize_name(candidate) if _NAME_FULL_RE.fullmatch(candidate) else None
+
+
+# --------------------------------------------------------------------------- requirements.txt
+
+
+def _logical_lines(t: _Text) -> Iterator[tuple[str, list[int]]]:
+    """pip's line joining: a line ending in a backslash continues on the next one.
+
+    Yields the joined text with, for every character, its offset in the file, so
+    positions survive the joining.
+    """
+    chars: list[str] = []
+    offsets: list[int] = []
+    for number, content in enumerate(t.lines(), start=1):
+        base = t.starts[number - 1]
+        is_comment = re.match(r"\s*#", content) is not None
+        if is_comment:
+            # A comment ends a continuation and contributes nothing.
+            if chars:
+                yield "".join(chars), offsets
+                chars, offsets = [], []
+            continue
+        continued = content.endswith("\\")
+        piece = content.rstrip("\\") if continued else content
+        chars.extend(piece)
+        offsets.extend(range(base, base + len(piece)))
+        if not continued:
+            yield "".join(chars), offsets
+            chars, offsets = [], []
+    if chars:
+        yield "".join(chars), offsets
+
+
+def _parse_requirements_txt(text: str) -> list[Requirement]:
+    t = _Text(text)
+    found: list[Requirement] = []
+    for joined, offsets in _logical_lines(t):
+        content = _strip_comment(joined)
+        stripped = content.strip()
+        if not stripped:
+            continue
+        parsed = _parse_pip_line(stripped, allow_options=True)
+        if parsed is None:
+            continue
+        first = len(content) - len(content.lstrip())
+        last = first + len(stripped) - 1
+        found.append(_make(t, parsed, stripped, "pip", offsets[first], offsets[last] + 1))
+    return found
+
+
+# --------------------------------------------------------------------------- pyproject.toml
+
+_KEY_PART = r"(?:[A-Za-z0-9_-]+|\"[^\"\n]*\"|'[^'\n]*')"
+_HEADER_RE = re.compile(
+    rf"^[ \t]*(\[\[?)[ \t]*({_KEY_PART}(?:[ \t]*\.[ \t]*{_KEY_PART})*)[ \t]*\]\]?[ \t]*(?:#[^\r\n]*)?\r?$",
+    re.MULTILINE,
+)
+
+
+@dataclass(slots=True)
+class _Header:
+    start: int
+    """Offset of the header line's first character."""
+    path: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class _Anchor:
+    start: int
+    """Where to start searching for the entries."""
+    end: int
+    """Where the table ends (the next header): entries are never searched past it."""
+    fallback: int
+    """Offset of the line used when an entry is not found (key line or header line)."""
+
+
+def _key_alternatives(key: str) -> str:
+    escaped = re.escape(key)
+    return rf"(?:{escaped}|\"{escaped}\"|'{escaped}')"
+
+
+class _TomlLocator:
+    """Finds where `tomllib`'s values were written, since it reports no positions.
+
+    Each entry is searched as its quoted form inside its own table, after its own key,
+    skipping occurrences already handed out: so the same string in two places gets two
+    positions, and a string elsewhere in the file is never mistaken for it.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.t = _Text(text)
+        self.text = text
+        self.used: set[int] = set()
+        self.headers: list[_Header] = []
+        for match in _HEADER_RE.finditer(text):
+            parts = re.findall(_KEY_PART, match.group(2))
+            path = tuple(p[1:-1] if p[:1] in "\"'" else p for p in parts)
+            self.headers.append(_Header(match.start(), path))
+
+    def _region_end(self, start: int) -> int:
+        for header in self.headers:
+            if header.start > start:
+                return header.start
+        return len(self.text)
+
+    def anchor(self, table: tuple[str, ...], keys: tuple[str, ...] = (), occurrence: int = 0) -> _Anchor:
+        """Position just after `table` + `keys`, however the file spelled them: a
+        `[table]` header, a parent header with dotted keys, or an inline table."""
+        start, rest, found_header = 0, table + keys, False
+        for size in range(len(table), 0, -1):
+            matching = [h for h in self.headers if h.path == table[:size]]
+            if matching:
+                pick = occurrence if size == len(table) else 0
+                start = matching[min(pick, len(matching) - 1)].start
+                rest = table[size:] + keys
+                found_header = True
+                break
+        if found_header:
+            end = self._region_end(start)
+        else:  # root-level (dotted) keys must come before the first header
+            end = self.headers[0].start if self.headers else len(self.text)
+        cursor, fallback = start, start
+        for key in rest:
+            pattern = re.compile(rf"(?:^|(?<=[\s{{,.]))({_key_alternatives(key)})[ \t]*[=.]", re.MULTILINE)
+            found = pattern.search(self.text, cursor, end)
+            if found:
+                fallback = found.start(1)
+                cursor = found.end()
+        return _Anchor(cursor, end, fallback)
+
+    def find_string(self, value: str, start: int, end: int) -> tuple[int, int] | None:
+        """Content range of the first unused quoted occurrence of `value`."""
+        escaped = (
+            value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+        )
+        forms = [escaped]
+        if "'" not in value and "\n" not in value:
+            forms.append(value)
+        quotes = ['"', "'"]
+        best: tuple[int, int] | None = None
+        for form, quote in zip(forms, quotes):
+            needle = quote + form + quote
+            at = self.text.find(needle, start, end)
+            while at >= 0 and at + 1 in self.used:
+                at = self.text.find(needle, at + 1, end)
+            if at >= 0 and (best is None or at + 1 < best[0]):
+                best = (at + 1, at + 1 + len(form))
+        if best is not None:
+            self.used.add(best[0])
+        return best
+
+    def find_key_line(self, key: str, start: int, end: int) -> tuple[int, int] | None:
+        """Range of a `key = value` line (comment excluded), for poetry-style tables
+        whose entries are keys; just the key when it sits inside an inline table."""
+        alternatives = _key_alternatives(key)
+        at_line_start = re.compile(rf"^[ \t]*({alternatives})[ \t]*=", re.MULTILINE)
+        anywhere = re.compile(rf"(?:^|(?<=[\s{{,]))({alternatives})[ \t]*=", re.MULTILINE)
+        for pattern, whole_line in ((at_line_start, True), (anywhere, False)):
+            pos = start
+            while True:
+                found = pattern.search(self.text, pos, end)
+                if not found:
+                    break
+                key_start = found.start(1)
+                if key_start in self.used:
+                    pos = found.end()
+                    continue
+                self.used.add(key_start)
+                if not whole_line:
+                    return key_start, found.end(1)
+                line, _ = self.t.pos(key_start)
+                line_end = self.t.starts[line - 1] + len(self.t.line_text(line))
+                rest = _strip_toml_comment(self.text[key_start:line_end]).rstrip()
+                return key_start, key_start + len(rest)
+        return None
+
+    def fallback_span(self, offset: int) -> tuple[int, int]:
+        line, _ = self.t.pos(offset)
+        return self.t.line_span(line)
+
+
+def _strip_toml_comment(line: str) -> str:
+    quote: str | None = None
+    escaped = False
+    for index, char in enumerate(line):
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\" and quote == '"':
+                escaped = True
+            elif char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+        elif char == "#":
+            return line[:index]
+    return line
+
+
+def _toml_error_line(exc: Exception, text: str) -> int | None:
+    message = str(exc)
+    found = re.search(r"at line (\d+)", message)
+    if found:
+        return int(found.group(1))
+    if "end of document" in message:
+        return max(1, len(_Text(text).starts))
+    return None
+
+
+def _as_table(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _parse_pyproject(text: str) -> list[Requirement]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ManifestError(f"invalid TOML: {exc}", _toml_error_line(exc, text)) from None
+    loc = _TomlLocator(text)
+    found: list[Requirement] = []
+
+    def pep508(table: tuple[str, ...], keys: tuple[str, ...], values: Any) -> None:
+        anchor = loc.anchor(table, keys)
+        cursor = anchor.start
+        for value in _as_list(values):
+            if not isinstance(value, str):
+                continue  # e.g. PEP 735 {include-group = "..."}
+            parsed = _parse_pip_line(value, allow_options=False)
+            if parsed is None:
+                continue
+            span = loc.find_string(value, cursor, anchor.end)
+            if span is None:
+                span = loc.fallback_span(anchor.fallback)
+            else:
+                cursor = span[1]
+            found.append(_make(loc.t, parsed, value, "pip", *span))
+
+    def index(table: tuple[str, ...], keys: tuple[str, ...], url: Any, occurrence: int = 0) -> None:
+        if not isinstance(url, str) or not url.strip():
+            return
+        anchor = loc.anchor(table, keys, occurrence)
+        span = loc.find_string(url, anchor.start, anchor.end) or loc.fallback_span(anchor.fallback)
+        found.append(_make(loc.t, ("index", "", url.strip()), url, "pip", *span))
+
+    project = _as_table(data.get("project"))
+    pep508(("project",), ("dependencies",), project.get("dependencies"))
+    for group, values in _as_table(project.get("optional-dependencies")).items():
+        pep508(("project", "optional-dependencies"), (group,), values)
+    for group, values in _as_table(data.get("dependency-groups")).items():
+        pep508(("dependency-groups",), (group,), values)
+    pep508(("build-system",), ("requires",), _as_table(data.get("build-system")).get("requires"))
+
+    tool = _as_table(data.get("tool"))
+    poetry = _as_table(tool.get("poetry"))
+    poetry_tables: list[tuple[tuple[str, ...], Any]] = [
+        (("tool", "poetry", "dependencies"), poetry.get("dependencies")),
+        (("tool", "poetry", "dev-dependencies"), poetry.get("dev-dependencies")),
+    ]
+    for group, body in _as_table(poetry.get("group")).items():
+        poetry_tables.append((("tool", "poetry", "group", group, "dependencies"), _as_table(body).get("dependencies")))
+    for table, deps in poetry_tables:
+        anchor = loc.anchor(table)
+        for key, value in _as_table(deps).items():
+            if key.lower() == "python":
+                continue
+            spec = _render_poetry_spec(value)
+            span = loc.find_key_line(key, anchor.start, anchor.end) or loc.fallback_span(anchor.fallback)
+            raw = text[span[0] : span[1]] or key
+            found.append(_make(loc.t, ("package", normalize_name(key), spec), raw, "pip", *span))
+    for number, source in enumerate(_as_list(poetry.get("source"))):
+        index(("tool", "poetry", "source"), ("url",), _as_table(source).get("url"), number)
+
+    uv = _as_table(tool.get("uv"))
+    pep508(("tool", "uv"), ("dev-dependencies",), uv.get("dev-dependencies"))
+    for number, entry in enumerate(_as_list(uv.get("index"))):
+        index(("tool", "uv", "index"), ("url",), _as_table(entry).get("url"), number)
+    index(("tool", "uv"), ("index-url",), uv.get("index-url"))
+    for key in ("extra-index-url", "find-links"):
+        value = uv.get(key)
+        for url in [value] if isinstance(value, str) else _as_list(value):
+            index(("tool", "uv"), (key,), url)
+    return found
+
+
+_POETRY_SPEC_FIELDS = ("version", "url", "git", "path", "source")
+
+
+def _render_poetry_spec(value: Any) -> str:
+    """Poetry constraints are TOML values, not strings; rules match on text, so render
+    the fields that can carry a CUDA signal (version, wheel URL, source) as text."""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={value[k]}" for k in _POETRY_SPEC_FIELDS if isinstance(value.get(k), str))
+    if isinstance(value, list):
+        return " | ".join(r for r in (_render_poetry_spec(v) for v in value) if r)
+    return ""
+
+
+# --------------------------------------------------------------------------- setup.py
+
+_SETUP_KEYWORDS = ("install_requires", "setup_requires", "tests_require")
+_MAX_RESOLVE_DEPTH = 16
+
+
+class _SetupReader:
+    """Static reading of `setup(...)` calls: literals and names bound to literals only.
+
+    Anything computed (file reads, function calls) is skipped on purpose: guessing at
+    runtime values would produce positions that point at nothing the user wrote.
+    """
+
+    def __init__(self, text: str, tree: ast.Module) -> None:
+        self.text = text
+        self.t = _Text(text)
+        self.bindings: dict[str, list[tuple[int, ast.expr]]] = {}
+        for statement in tree.body:
+            targets: list[ast.expr] = []
+            value: ast.expr | None = None
+            if isinstance(statement, ast.Assign):
+                targets, value = statement.targets, statement.value
+            elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+                targets, value = [statement.target], statement.value
+            for target in targets:
+                if isinstance(target, ast.Name) and value is not None:
+                    self.bindings.setdefault(target.id, []).append((statement.lineno, value))
+
+    def lookup(self, name: str, before: int) -> tuple[int, ast.expr] | None:
+        """The last module-level binding above `before`; failing that, the last one at
+        all (a `setup()` inside a function defined early may run after it)."""
+        bound = self.bindings.get(name)
+        if not bound:
+            return None
+        earlier = [b for b in bound if b[0] < before]
+        return earlier[-1] if earlier else bound[-1]
+
+    def strings(self, node: ast.expr, before: int, depth: int = 0) -> list[ast.Constant]:
+        """String literals a requirements value is built from, as far as it is static."""
+        if depth > _MAX_RESOLVE_DEPTH:
+            return []
+        if isinstance(node, ast.Constant):
+            return [node] if isinstance(node.value, str) else []
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            out: list[ast.Constant] = []
+            for element in node.elts:
+                inner = element.value if isinstance(element, ast.Starred) else element
+                out.extend(self.strings(inner, before, depth + 1))
+            return out
+        if isinstance(node, ast.Name):
+            bound = self.lookup(node.id, before)
+            return self.strings(bound[1], bound[0], depth + 1) if bound else []
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return self.strings(node.left, before, depth + 1) + self.strings(node.right, before, depth + 1)
+        return []
+
+    def dict_values(self, node: ast.expr, before: int, depth: int = 0) -> list[ast.expr]:
+        if depth > _MAX_RESOLVE_DEPTH:
+            return []
+        if isinstance(node, ast.Dict):
+            return [v for v in node.values if v is not None]
+        if isinstance(node, ast.Name):
+            bound = self.lookup(node.id, before)
+            return self.dict_values(bound[1], bound[0], depth + 1) if bound else []
+        return []
+
+    def offset(self, line: int, byte_column: int) -> int:
+        """`ast` columns are UTF-8 byte offsets; reports need character columns."""
+        content = self.t.line_text(line)
+        prefix = content.encode("utf-8")[:byte_column].decode("utf-8", errors="ignore")
+        return self.t.starts[line - 1] + len(prefix)
+
+    def requirements(self, node: ast.Constant) -> list[Requirement]:
+        """One entry per requirement line of the string (pkg_resources reads a string
+        as newline-separated requirements), each spanning its text inside the quotes."""
+        if node.end_lineno is None or node.end_col_offset is None:
+            return []
+        start = self.offset(node.lineno, node.col_offset)
+        end = self.offset(node.end_lineno, node.end_col_offset)
+        opening = re.match(r"[rRbBuUfF]*('''|\"\"\"|'|\")", self.text[start:end])
+        content_start = start + opening.end() if opening else start
+        content_end = end - len(opening.group(1)) if opening else end
+        content_end = max(content_end, content_start)
+        cursor = content_start
+        out: list[Requirement] = []
+        for line in node.value.splitlines():
+            entry = _strip_comment(line).strip()
+            if not entry:
+                continue
+            parsed = _parse_pip_line(entry, allow_options=False)
+            if parsed is None:
+                continue
+            at = self.text.find(entry, cursor, content_end)
+            if at >= 0:
+                span = (at, at + len(entry))
+                cursor = span[1]
+            else:  # escapes or implicit concatenation: fall back to the whole literal
+                span = (content_start, content_end)
+            out.append(_make(self.t, parsed, entry, "pip", *span))
+        return out
+
+
+def _is_setup_call(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (isinstance(func, ast.Name) and func.id == "setup") or (
+        isinstance(func, ast.Attribute) and func.attr == "setup"
+    )
+
+
+def _parse_setup_py(text: str) -> list[Requirement]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes etc. are the project's business
+            tree = ast.parse(text, filename="setup.py")
+    except SyntaxError as exc:
+        raise ManifestError(f"invalid Python: {exc.msg}", exc.lineno) from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise ManifestError(f"cannot parse setup.py: {exc}") from None
+    reader = _SetupReader(text, tree)
+    found: list[Requirement] = []
+    for call in ast.walk(tree):
+        if not _is_setup_call(call):
+            continue
+        assert isinstance(call, ast.Call)
+        for keyword in call.keywords:
+            values: list[ast.expr]
+            if keyword.arg in _SETUP_KEYWORDS:
+                values = [keyword.value]
+            elif keyword.arg == "extras_require":
+                values = reader.dict_values(keyword.value, call.lineno)
+            else:
+                continue
+            for value in values:
+                for string in reader.strings(value, call.lineno):
+                    found.extend(reader.requirements(string))
+    return found
+
+
+# --------------------------------------------------------------------------- setup.cfg
+
+_CFG_REQUIREMENT_KEYS = {"install_requires", "setup_requires", "tests_require"}
+_MARKER_START_RE = re.compile(
+    r"(?:python_version|python_full_version|os_name|sys_platform|platform_release|platform_system"
+    r"|platform_version|platform_machine|platform_python_implementation|implementation_name"
+    r"|implementation_version|extra)\b|[(\"']"
+)
+
+
+@dataclass(slots=True)
+class _CfgPiece:
+    line: int
+    start: int
+    """0-based character index in the line."""
+    text: str
+
+
+def _parse_setup_cfg(text: str) -> list[Requirement]:
+    """A minimal INI reader, because `configparser` forgets line numbers.
+
+    Mirrors setuptools: a multi-line value holds one requirement per line; a value
+    written on the key line alone is split at ';' (setuptools does that too), except
+    that a ';' starting an environment marker is kept with its requirement.
+    """
+    t = _Text(text)
+    found: list[Requirement] = []
+    section: str | None = None
+    collecting = False
+    key_indent = -1
+    pieces: list[_CfgPiece] = []
+
+    def flush() -> None:
+        entries: list[_CfgPiece] = []
+        if len(pieces) == 1:
+            entries = _split_semicolons(pieces[0])
+        else:
+            entries = pieces
+        for piece in entries:
+            entry = _strip_comment(piece.text)
+            stripped = entry.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            parsed = _parse_pip_line(stripped, allow_options=False)
+            if parsed is None:
+                continue
+            lead = len(entry) - len(entry.lstrip())
+            start = t.starts[piece.line - 1] + piece.start + lead
+            found.append(_make(t, parsed, stripped, "pip", start, start + len(stripped)))
+        pieces.clear()
+
+    for number, content in enumerate(t.lines(), start=1):
+        stripped = content.strip()
+        if not stripped or stripped[0] in "#;":
+            continue  # configparser lets blank and comment lines sit inside a value
+        indent = len(content) - len(content.lstrip())
+        if key_indent >= 0 and indent > key_indent:
+            if collecting:
+                pieces.append(_CfgPiece(number, indent, content[indent:].rstrip()))
+            continue
+        if collecting:
+            flush()
+        collecting, key_indent = False, -1
+        header = re.fullmatch(r"\[(.+)\]", stripped)
+        if header:
+            section = header.group(1).strip()
+            continue
+        delimiter = re.search(r"[=:]", content)
+        if not delimiter:
+            continue
+        key = content[: delimiter.start()].strip().lower().replace("-", "_")
+        key_indent = indent
+        collecting = (section == "options" and key in _CFG_REQUIREMENT_KEYS) or section == "options.extras_require"
+        value = content[delimiter.end() :]
+        if collecting and value.strip():
+            if value.strip().startswith("file:"):
+                collecting = False  # the referenced file is a manifest scanned on its own
+            else:
+                lead = len(value) - len(value.lstrip())
+                pieces.append(_CfgPiece(number, delimiter.end() + lead, value.strip()))
+    if collecting:
+        flush()
+    return found
+
+
+def _split_semicolons(piece: _CfgPiece) -> list[_CfgPiece]:
+    parts: list[_CfgPiece] = []
+    position = 0
+    for chunk in piece.text.split(";"):
+        if parts and _MARKER_START_RE.match(chunk.strip()):
+            previous = parts[-1]
+            parts[-1] = _CfgPiece(previous.line, previous.start, previous.text + ";" + chunk)
+        else:
+            parts.append(_CfgPiece(piece.line, piece.start + position, chunk))
+        position += len(chunk) + 1
+    return parts
+
+
+# --------------------------------------------------------------------------- conda environment files
+
+_YAML_STR = "tag:yaml.org,2002:str"
+_CONDA_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
+
+
+def _parse_conda_spec(value: str) -> tuple[str, str, str] | None:
+    """`channel::name=1.2=build`, `name>=1`, `name 1.2.*`, `name[version='>=1']`."""
+    body = value.strip().rsplit("::", 1)[-1].strip()
+    cut = re.search(r"[=<>!~\[\s]", body)
+    name = body[: cut.start()] if cut else body
+    if not _CONDA_NAME_RE.fullmatch(name):
+        return None
+    return ("package", normalize_name(name), body[len(name) :].strip())
+
+
+def _yaml_error_line(exc: yaml.YAMLError, text: str) -> int | None:
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        return mark.line + 1 if mark is not None else None
+    if isinstance(exc, yaml.reader.ReaderError):
+        return _Text(text).pos(min(exc.position, len(text)))[0]
+    return None
+
+
+def _scalar_span(t: _Text, node: yaml.ScalarNode) -> tuple[int, int]:
+    """The scalar's text; for a one-line quoted scalar, inside the quotes (as for TOML
+    and Python strings)."""
+    start = t.offset(node.start_mark.line + 1, node.start_mark.column + 1)
+    end = t.offset(node.end_mark.line + 1, node.end_mark.column + 1)
+    if node.style in ("'", '"') and node.start_mark.line == node.end_mark.line and end - start >= 2:
+        return start + 1, end - 1
+    return start, end
+
+
+def _mapping_get(node: yaml.Node, key: str) -> list[yaml.Node]:
+    if not isinstance(node, yaml.MappingNode):
+        return []
+    return [v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key]
+
+
+def _string_items(node: yaml.Node) -> Iterable[yaml.Node]:
+    return node.value if isinstance(node, yaml.SequenceNode) else []
+
+
+def _parse_conda_env(text: str) -> list[Requirement]:
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        if root is not None:
+            # Construct once with the safe constructor purely to reject tags it does not
+            # know (`!!python/object` and friends) the way `yaml.safe_load` would. The
+            # result is discarded: positions come from the nodes.
+            loader.construct_document(root)
+    except yaml.YAMLError as exc:
+        raise ManifestError(f"invalid YAML: {exc}", _yaml_error_line(exc, text)) from None
+    except RecursionError:
+        raise ManifestError("invalid YAML: nested too deeply") from None
+    finally:
+        loader.dispose()
+    if root is None:
+        return []
+    t = _Text(text, _YAML_LINE_BREAKS)
+    found: list[Requirement] = []
+    for dependencies in _mapping_get(root, "dependencies"):
+        for item in _string_items(dependencies):
+            if isinstance(item, yaml.ScalarNode):
+                if item.tag != _YAML_STR:
+                    continue
+                parsed = _parse_conda_spec(_strip_comment(item.value))
+                if parsed is not None:
+                    found.append(_make(t, parsed, item.value, "conda", *_scalar_span(t, item)))
+                continue
+            for pip_list in _mapping_get(item, "pip"):
+                for entry in _string_items(pip_list):
+                    if not isinstance(entry, yaml.ScalarNode) or entry.tag != _YAML_STR:
+                        continue
+                    parsed = _parse_pip_line(_strip_comment(entry.value), allow_options=True)
+                    if parsed is not None:
+                        found.append(_make(t, parsed, entry.value, "pip", *_scalar_span(t, entry)))
+    return found

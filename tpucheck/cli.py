@@ -1,0 +1,201 @@
+"""The command line: parses, calls, exits. Exit codes: 0 the gate passed, 1 it failed,
+2 usage or configuration error, 3 a bug in tpucheck (with its traceback)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from tpucheck import __version__
+from tpucheck.engine import ScanOptions, default_jobs, scan
+from tpucheck.findings import CATEGORIES, SEVERITIES, severity_rank
+from tpucheck.reports import FORMATS
+from tpucheck.result import ScanResult
+from tpucheck.ruleset import RuleFileError, SelectionError, load_ruleset, select_rules
+from tpucheck.ruleset.model import Ruleset
+
+EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_BUG = 0, 1, 2, 3
+
+app = typer.Typer(
+    name="tpucheck",
+    help="How ready is this PyTorch codebase to move from CUDA GPUs to TPUs?",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+class UsageProblem(Exception):
+    """A mistake in how tpucheck was called: one line on stderr, exit 2."""
+
+
+def _split(values: Optional[list[str]]) -> list[str]:
+    return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
+
+
+def _load_rules(rules: Optional[list[Path]], select: Optional[list[str]], ignore: Optional[list[str]]) -> Ruleset:
+    try:
+        ruleset = load_ruleset(rules or [])
+        return select_rules(ruleset, _split(select), _split(ignore))
+    except RuleFileError as exc:
+        more = f" (and {len(exc.problems) - 1} more problems)" if len(exc.problems) > 1 else ""
+        raise UsageProblem(f"invalid rule file: {exc}{more}") from None
+    except SelectionError as exc:
+        raise UsageProblem(str(exc)) from None
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"tpucheck {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """tpucheck reads a PyTorch codebase, never runs it, and scores its TPU readiness."""
+
+
+@app.command("scan")
+def scan_command(
+    path: Path = typer.Argument(..., help="Directory (or file) to scan.", show_default=False),
+    output_format: str = typer.Option("terminal", "--format", "-f", help=f"Report format: {', '.join(FORMATS)}."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
+    fail_under: Optional[float] = typer.Option(None, "--fail-under", help="Exit 1 when the score is below this (0-100)."),
+    fail_on: Optional[str] = typer.Option(None, "--fail-on", help=f"Exit 1 on any finding at or above this severity: {', '.join(SEVERITIES)}."),
+    select: Optional[list[str]] = typer.Option(None, "--select", help="Only these rules: ids, id prefixes, names or categories (comma-separated or repeated)."),
+    ignore: Optional[list[str]] = typer.Option(None, "--ignore", help="Leave out these rules: ids, id prefixes, names or categories."),
+    exclude: Optional[list[str]] = typer.Option(None, "--exclude", help="gitignore-style glob of paths to leave out (repeatable)."),
+    rules: Optional[list[Path]] = typer.Option(None, "--rules", help="Extra rule file or directory of rule files (repeatable)."),
+    no_gitignore: bool = typer.Option(False, "--no-gitignore", help="Scan files that .gitignore excludes too."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
+    max_file_size: int = typer.Option(5 * 1024 * 1024, "--max-file-size", min=1, help="Skip files larger than this many bytes."),
+    no_prefilter: bool = typer.Option(False, "--no-prefilter", help="Parse every Python file, even those that mention nothing a rule looks for."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Scan a tree and report its TPU readiness; with --fail-under/--fail-on, gate CI."""
+    if output_format not in FORMATS:
+        raise UsageProblem(f"unknown format {output_format!r}: choose one of {', '.join(FORMATS)}")
+    if fail_on is not None and fail_on not in SEVERITIES:
+        raise UsageProblem(f"unknown severity {fail_on!r} for --fail-on: choose one of {', '.join(SEVERITIES)}")
+    if fail_under is not None and not 0 <= fail_under <= 100:
+        raise UsageProblem("--fail-under takes a score from 0 to 100")
+    if not path.exists():
+        raise UsageProblem(f"no such file or directory: {path}")
+    ruleset = _load_rules(rules, select, ignore)
+    options = ScanOptions(
+        exclude=tuple(exclude or ()),
+        respect_gitignore=not no_gitignore,
+        max_file_size=max_file_size,
+        jobs=jobs or default_jobs(),
+        prefilter=not no_prefilter,
+    )
+    result = _run_scan(str(path), ruleset, options, show_progress=not quiet and sys.stderr.isatty())
+    _emit(result, output_format, output)
+    raise typer.Exit(_gate(result, fail_under, fail_on))
+
+
+def _run_scan(root: str, ruleset: Ruleset, options: ScanOptions, *, show_progress: bool) -> ScanResult:
+    if not show_progress:
+        return scan(root, ruleset, options)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from rich.console import Console
+
+    with Progress(TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("scan", total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return scan(root, ruleset, options, progress=advance)
+
+
+def _emit(result: ScanResult, output_format: str, output: Optional[Path]) -> None:
+    writer = FORMATS[output_format]
+    if output is None:
+        colour = output_format == "terminal" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        writer(result, sys.stdout, colour)
+        return
+    try:
+        with open(output, "w", encoding="utf-8", newline="\n") as stream:
+            writer(result, stream, False)
+    except OSError as exc:
+        raise UsageProblem(f"cannot write {output}: {exc.strerror or exc}") from None
+
+
+def _gate(result: ScanResult, fail_under: Optional[float], fail_on: Optional[str]) -> int:
+    reasons = []
+    if fail_under is not None and result.score.score < fail_under:
+        reasons.append(f"score {result.score.score:.1f} is below {fail_under:g}")
+    if fail_on is not None:
+        bar = severity_rank(fail_on)
+        tripped = [f for f in result.findings if severity_rank(f.severity) <= bar]
+        if tripped:
+            reasons.append(f"{len(tripped)} findings at or above {fail_on}")
+    if reasons:
+        typer.echo("tpucheck: gate failed: " + "; ".join(reasons), err=True)
+        return EXIT_GATE
+    return EXIT_OK
+
+
+@app.command("rules")
+def rules_command(
+    category: Optional[str] = typer.Option(None, "--category", help=f"Only this category: {', '.join(CATEGORIES)}."),
+    severity: Optional[str] = typer.Option(None, "--severity", help="Only this severity."),
+    output_format: str = typer.Option("terminal", "--format", "-f", help="terminal or json."),
+    rules: Optional[list[Path]] = typer.Option(None, "--rules", help="Extra rule file or directory (repeatable)."),
+) -> None:
+    """List the rules tpucheck applies."""
+    ruleset = _load_rules(rules, None, None)
+    chosen = [r for r in ruleset.rules if (category is None or r.category == category) and (severity is None or r.severity == severity)]
+    if output_format == "json":
+        rows = [
+            {"id": r.id, "name": r.name, "category": r.category, "severity": r.severity, "confidence": r.confidence, "affects": list(r.affects), "message": r.message, "fix": r.fix, "docs": list(r.docs)}
+            for r in chosen
+        ]
+        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if output_format != "terminal":
+        raise UsageProblem(f"unknown format {output_format!r}: choose terminal or json")
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(show_edge=False)
+    for column in ("id", "name", "category", "severity", "message"):
+        table.add_column(column, overflow="fold")
+    for rule in chosen:
+        table.add_row(rule.id, rule.name, rule.category, rule.severity, rule.message)
+    Console(highlight=False).print(table)
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=False)
+    except UsageProblem as exc:
+        typer.echo(f"tpucheck: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("tpucheck: aborted", err=True)
+        sys.exit(EXIT_USAGE)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: a bug, not bad input
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(EXIT_USAGE)
+        traceback.print_exc()
+        typer.echo(f"tpucheck: internal error (a bug, please report it): {type(exc).__name__}: {exc}", err=True)
+        sys.exit(EXIT_BUG)

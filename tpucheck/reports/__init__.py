@@ -1,0 +1,17 @@
+"""Output formats. Each module formats a ScanResult and computes nothing of its own;
+adding a format is one module plus one line in FORMATS."""
+
+from __future__ import annotations
+
+from typing import Callable, TextIO
+
+from tpucheck.reports import json_report, terminal
+from tpucheck.result import ScanResult
+
+Writer = Callable[[ScanResult, TextIO, bool], None]
+"""(result, stream, colour) -> None"""
+
+FORMATS: dict[str, Writer] = {
+    "terminal": terminal.write,
+    "json": json_report.write,
+}

@@ -1,0 +1,185 @@
+"""The default report: what a person reads first when deciding whether to migrate.
+
+Order follows DESIGN.md: the inventory (kernels, CUDA-only packages, training versus
+inference), then the score and what it costs to fix, then where the work is, then the
+findings themselves, then what could not be read.
+"""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from tpucheck import __version__
+from tpucheck.findings import CATEGORIES, SEVERITIES, Finding, severity_rank
+from tpucheck.result import ScanResult
+
+SEVERITY_STYLE = {"blocker": "bold red", "major": "yellow", "minor": "cyan", "info": "dim"}
+GRADE_STYLE = {"A": "bold green", "B": "green", "C": "yellow", "D": "red", "F": "bold red"}
+MAX_FINDINGS = 40
+MAX_ROWS = 10
+
+
+def write(result: ScanResult, stream: TextIO, colour: bool = True) -> None:
+    console = Console(file=stream, force_terminal=colour, no_color=not colour, width=None if colour else 110, highlight=False, soft_wrap=False)
+    for block in _blocks(result):
+        console.print(block)
+
+
+def _blocks(result: ScanResult) -> list[object]:
+    score = result.score
+    coverage = result.coverage
+    blocks: list[object] = [
+        Text.assemble(("tpucheck ", "bold"), (__version__, "dim"), " · ", (result.root, "bold"), f" · {coverage.files_analyzed} files, {coverage.lines_scanned:,} lines"),
+        _inventory(result),
+    ]
+    grade_style = GRADE_STYLE.get(score.grade, "bold")
+    headline = Text.assemble(
+        ("TPU readiness ", "bold"),
+        (f"{score.score:.1f}/100", grade_style),
+        "  grade ",
+        (score.grade, grade_style),
+        f"   effort {score.effort.low:.0f}-{score.effort.high:.0f} h",
+        f"   training {score.training:.1f} · inference {score.inference:.1f}",
+    )
+    blocks.append(Panel(headline, expand=False))
+    if result.findings:
+        blocks.append(_category_table(result))
+        blocks.append(_plan_table(result))
+        blocks.append(_top_files(result))
+        blocks.append(_findings(result.findings))
+    else:
+        blocks.append(Text("No findings: nothing in this tree ties it to CUDA.", style="green"))
+    blocks.extend(_problems(result))
+    blocks.append(_coverage_line(result))
+    return blocks
+
+
+def _inventory(result: ScanResult) -> Panel:
+    inventory = result.inventory
+    lines = Table.grid(padding=(0, 2))
+    lines.add_column(style="bold")
+    lines.add_column()
+    kernels = inventory.kernels
+    if kernels:
+        named = [k.name or f"{k.path}:{k.line}" for k in kernels]
+        shown = ", ".join(named[:8]) + (f", … (+{len(named) - 8})" if len(named) > 8 else "")
+        lines.add_row("Custom kernels", f"{len(kernels)}: {shown}")
+    else:
+        lines.add_row("Custom kernels", "none")
+    if inventory.packages:
+        names = sorted({p.name for p in inventory.packages})
+        lines.add_row("CUDA-only packages", ", ".join(names))
+    else:
+        lines.add_row("CUDA-only packages", "none")
+    lines.add_row("Work by workload", f"training {inventory.training_findings} findings · inference {inventory.inference_findings} findings")
+    return Panel(lines, title="Inventory", title_align="left", expand=False)
+
+
+def _category_table(result: ScanResult) -> Table:
+    table = Table(title="Findings by category", title_justify="left", show_edge=False)
+    table.add_column("category")
+    for severity in SEVERITIES:
+        table.add_column(severity, justify="right", style=SEVERITY_STYLE[severity])
+    table.add_column("total", justify="right", style="bold")
+    counts: dict[str, dict[str, int]] = {c: dict.fromkeys(SEVERITIES, 0) for c in CATEGORIES}
+    for finding in result.findings:
+        counts[finding.category][finding.severity] += 1
+    for category in CATEGORIES:
+        row = counts[category]
+        total = sum(row.values())
+        if total:
+            table.add_row(category, *(str(row[s] or "") for s in SEVERITIES), str(total))
+    return table
+
+
+def _plan_table(result: ScanResult) -> Table:
+    table = Table(title="Migration plan (most score regained per hour first)", title_justify="left", show_edge=False)
+    for name, justify in (("#", "right"), ("rule", "left"), ("severity", "left"), ("findings", "right"), ("score +", "right"), ("effort h", "right"), ("fix", "left")):
+        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    for number, item in enumerate(result.score.plan[:MAX_ROWS], start=1):
+        table.add_row(
+            str(number),
+            f"{item.rule} {item.name}",
+            Text(item.severity, style=SEVERITY_STYLE[item.severity]),
+            str(item.findings),
+            f"{item.score_gain:.1f}",
+            f"{item.effort.low:.1f}-{item.effort.high:.1f}",
+            _shorten(item.fix, 70),
+        )
+    if len(result.score.plan) > MAX_ROWS:
+        table.caption = f"{len(result.score.plan) - MAX_ROWS} more rules in the JSON report"
+    return table
+
+
+def _top_files(result: ScanResult) -> Table:
+    per_file: dict[str, list[Finding]] = {}
+    for finding in result.findings:
+        per_file.setdefault(finding.path, []).append(finding)
+    ranked = sorted(per_file.items(), key=lambda kv: (min(severity_rank(f.severity) for f in kv[1]), -len(kv[1]), kv[0]))
+    table = Table(title="Top files", title_justify="left", show_edge=False)
+    table.add_column("file", overflow="fold")
+    table.add_column("role")
+    for severity in SEVERITIES[:3]:
+        table.add_column(severity, justify="right", style=SEVERITY_STYLE[severity])
+    for path, findings in ranked[:MAX_ROWS]:
+        table.add_row(path, findings[0].role, *(str(sum(f.severity == s for f in findings) or "") for s in SEVERITIES[:3]))
+    return table
+
+
+def _findings(findings: list[Finding]) -> Group:
+    ordered = sorted(findings, key=lambda f: (severity_rank(f.severity), f.sort_key()))
+    rows: list[object] = [Text("Findings", style="bold underline")]
+    for finding in ordered[:MAX_FINDINGS]:
+        where = f"{finding.path}:{finding.span.line}:{finding.span.column}"
+        if finding.cell is not None:
+            where = f"{finding.path}[cell {finding.cell}]:{finding.span.line}:{finding.span.column}"
+        rows.append(
+            Text.assemble(
+                (f"{finding.severity:<8}", SEVERITY_STYLE[finding.severity]),
+                (where, "bold"),
+                " ",
+                (finding.rule, "magenta"),
+                f" {finding.message}",
+                (" (optional path)" if finding.guarded else "", "dim"),
+            )
+        )
+        rows.append(Text(f"         {finding.snippet}", style="dim"))
+    if len(ordered) > MAX_FINDINGS:
+        rows.append(Text(f"… and {len(ordered) - MAX_FINDINGS} more: see --format json -o FILE", style="dim"))
+    return Group(*rows)
+
+
+def _problems(result: ScanResult) -> list[object]:
+    blocks: list[object] = []
+    if result.errors:
+        table = Table(title=f"Files that could not be analyzed ({len(result.errors)})", title_justify="left", show_edge=False)
+        table.add_column("file", overflow="fold")
+        table.add_column("kind")
+        table.add_column("reason", overflow="fold")
+        for error in result.errors[:20]:
+            table.add_row(error.path, error.kind, error.message)
+        blocks.append(table)
+    if result.skipped:
+        blocks.append(Text(f"Skipped {len(result.skipped)} files: " + "; ".join(f"{s.path} ({s.reason})" for s in result.skipped[:5]) + (" …" if len(result.skipped) > 5 else ""), style="yellow"))
+    return blocks
+
+
+def _coverage_line(result: ScanResult) -> Text:
+    c = result.coverage
+    parts = [
+        f"{c.files_found} files found",
+        f"{c.files_analyzed} analyzed ({c.files_parsed} parsed, {c.files_analyzed - c.files_parsed} screened out by the prefilter)",
+        f"{c.files_errored} errors",
+        f"{c.files_skipped} skipped",
+        f"{len(result.suppressed)} findings suppressed",
+    ]
+    return Text("Coverage: " + ", ".join(parts), style="dim")
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

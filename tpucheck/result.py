@@ -1,0 +1,151 @@
+"""ScanResult: everything a scan concluded, in the one shape every report formats.
+
+Reports never compute: the score, the plan, the inventory and the coverage are all
+here, so the terminal, JSON and later HTML/SARIF views can never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tpucheck import __version__
+from tpucheck.findings import CATEGORIES, SEVERITIES, Finding, ScanError, Skipped
+from tpucheck.scoring import Score
+
+SCHEMA_VERSION = "1.0"
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    files_found: int
+    files_analyzed: int
+    """Files read and analyzed, parsed or screened out by the prefilter."""
+    files_parsed: int
+    files_errored: int
+    files_skipped: int
+    lines_scanned: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "files_found": self.files_found,
+            "files_analyzed": self.files_analyzed,
+            "files_parsed": self.files_parsed,
+            "files_errored": self.files_errored,
+            "files_skipped": self.files_skipped,
+            "lines_scanned": self.lines_scanned,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class KernelEntry:
+    path: str
+    line: int
+    name: str | None
+    rule: str
+
+
+@dataclass(frozen=True, slots=True)
+class PackageEntry:
+    name: str
+    rule: str
+    occurrences: int
+    paths: tuple[str, ...]
+    fix: str
+
+
+@dataclass(frozen=True, slots=True)
+class Inventory:
+    kernels: tuple[KernelEntry, ...]
+    packages: tuple[PackageEntry, ...]
+    training_findings: int
+    inference_findings: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "kernels": [{"path": k.path, "line": k.line, "name": k.name, "rule": k.rule} for k in self.kernels],
+            "packages": [
+                {"name": p.name, "rule": p.rule, "occurrences": p.occurrences, "paths": list(p.paths), "fix": p.fix}
+                for p in self.packages
+            ],
+            "workloads": {"training": self.training_findings, "inference": self.inference_findings},
+        }
+
+
+def build_inventory(findings: list[Finding]) -> Inventory:
+    kernels = tuple(
+        KernelEntry(f.path, f.span.line, f.detail, f.rule)
+        for f in findings
+        if f.category == "custom-kernel"
+    )
+    grouped: dict[tuple[str, str], list[Finding]] = {}
+    for finding in findings:
+        if finding.category == "dependency" and finding.detail:
+            package = finding.detail.split(".")[0].replace("_", "-").lower()
+            grouped.setdefault((package, finding.rule), []).append(finding)
+    packages = tuple(
+        PackageEntry(name, rule, len(items), tuple(sorted({f.path for f in items})), items[0].fix)
+        for (name, rule), items in sorted(grouped.items())
+    )
+    return Inventory(
+        kernels=kernels,
+        packages=packages,
+        training_findings=sum("training" in f.affects for f in findings),
+        inference_findings=sum("inference" in f.affects for f in findings),
+    )
+
+
+@dataclass(slots=True)
+class ScanResult:
+    root: str
+    findings: list[Finding]
+    suppressed: list[Finding]
+    errors: list[ScanError]
+    skipped: list[Skipped]
+    coverage: Coverage
+    score: Score
+    inventory: Inventory
+    rules: list[str] = field(default_factory=list)
+    """Ids of the rules the scan ran."""
+
+    def counts_by_severity(self) -> dict[str, int]:
+        counts = dict.fromkeys(SEVERITIES, 0)
+        for finding in self.findings:
+            counts[finding.severity] += 1
+        return counts
+
+    def counts_by_category(self) -> dict[str, int]:
+        counts = dict.fromkeys(CATEGORIES, 0)
+        for finding in self.findings:
+            counts[finding.category] += 1
+        return counts
+
+    def to_dict(self) -> dict[str, object]:
+        score = self.score
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "tool": {"name": "tpucheck", "version": __version__},
+            "summary": {
+                "score": score.score,
+                "grade": score.grade,
+                "effort_hours": score.effort.to_dict(),
+                "training_score": score.training,
+                "inference_score": score.inference,
+                "files_scanned": self.coverage.files_analyzed,
+                "lines_scanned": self.coverage.lines_scanned,
+                "findings": len(self.findings),
+                "suppressed": len(self.suppressed),
+                "errors": len(self.errors),
+                "by_severity": self.counts_by_severity(),
+                "by_category": self.counts_by_category(),
+                "size_factor": score.size_factor,
+                "cost": score.cost,
+            },
+            "coverage": self.coverage.to_dict(),
+            "inventory": self.inventory.to_dict(),
+            "plan": [item.to_dict() for item in score.plan],
+            "findings": [f.to_dict() for f in self.findings],
+            "suppressed": [f.to_dict() for f in self.suppressed],
+            "errors": [e.to_dict() for e in self.errors],
+            "skipped": [s.to_dict() for s in self.skipped],
+            "rules": self.rules,
+        }

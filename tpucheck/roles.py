@@ -1,0 +1,26 @@
+"""Where a file sits in a project, which decides how much its findings block a migration.
+
+Library and training code must run on the TPU for the product to; tests, examples,
+benchmarks and docs still need porting but do not stop the product from running.
+"""
+
+from __future__ import annotations
+
+import re
+
+ROLES = ("library", "script", "test", "example", "benchmark", "docs")
+
+_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("test", re.compile(r"(^|/)(tests?|testing|unittests?)/|(^|/)test_[^/]*$|_tests?\.py$|(^|/)conftest\.py$")),
+    ("benchmark", re.compile(r"(^|/)(benchmarks?|bench|perf)/|(^|/)bench_[^/]*$")),
+    ("example", re.compile(r"(^|/)(examples?|samples?|demos?|tutorials?|notebooks?|recipes)/")),
+    ("docs", re.compile(r"(^|/)(docs?|documentation)/")),
+    ("script", re.compile(r"(^|/)(scripts?|tools)/")),
+)
+
+
+def role_of(path: str) -> str:
+    for role, pattern in _RULES:
+        if pattern.search(path):
+            return role
+    return "library"
