@@ -344,7 +344,10 @@ def _name_from_location(location: str) -> str | None:
     path = location.split("#", 1)[0].split("?", 1)[0].rstrip("/\\")
     base = unquote(re.split(r"[/\\]", path)[-1])
     if base.lower().endswith(".whl"):
-        candidate = base.split("-", 1)[0]
+        fields = base[:-4].split("-")
+        if len(fields) < 2:  # not even name-version: not a wheel file name
+            return None
+        candidate = fields[0]
     else:
         archive = _ARCHIVE_RE.search(base)
         if not archive:
@@ -942,8 +945,9 @@ def _string_items(node: yaml.Node) -> Iterable[yaml.Node]:
 
 
 def _parse_conda_env(text: str) -> list[Requirement]:
-    loader = yaml.SafeLoader(text)
+    loader: yaml.SafeLoader | None = None
     try:
+        loader = yaml.SafeLoader(text)  # already checks for unprintable characters
         root = loader.get_single_node()
         if root is not None:
             # Construct once with the safe constructor purely to reject tags it does not
@@ -955,7 +959,8 @@ def _parse_conda_env(text: str) -> list[Requirement]:
     except RecursionError:
         raise ManifestError("invalid YAML: nested too deeply") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if root is None:
         return []
     t = _Text(text, _YAML_LINE_BREAKS)

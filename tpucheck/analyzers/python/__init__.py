@@ -6,6 +6,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 import libcst as cst
 
@@ -17,6 +18,20 @@ from tpucheck.findings import RawMatch, Span, Suppression, normalize_snippet, pa
 __all__ = ["PythonAnalysis", "PythonIndex", "analyze_source", "build_python_index", "find_suppressions"]
 
 SNIPPET_LIMIT = 160
+MAX_BRACKET_DEPTH = 200
+"""CPython refuses deeper nesting ("too many nested parentheses"); libcst's native parser
+overflows its stack somewhere past 800 and takes the whole process down, so such a file
+is refused before it reaches the parser."""
+
+_BRACKETS = str.maketrans({c: None for c in map(chr, range(128)) if c not in "()[]{}"})
+_DEPTH = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+
+
+def bracket_depth(text: str) -> int:
+    """Maximum bracket nesting, counting brackets in strings and comments too (an upper bound)."""
+    brackets = text.translate(_BRACKETS)
+    brackets = "".join(c for c in brackets if c in _DEPTH) if not brackets.isascii() else brackets
+    return max(accumulate(map(_DEPTH.__getitem__, brackets)), default=0)
 
 
 @dataclass(slots=True)
@@ -52,6 +67,10 @@ def analyze_source(text: str, index: PythonIndex, *, prefilter: bool = True) -> 
     result = PythonAnalysis()
     if prefilter and not index.candidate(text):
         return result
+    if bracket_depth(text) > MAX_BRACKET_DEPTH:
+        result.error_kind = "too-deep"
+        result.error_message = f"brackets nested more than {MAX_BRACKET_DEPTH} deep: not analyzed"
+        return result
     try:
         module = cst.parse_module(text)
     except Exception as exc:  # libcst raises ParserSyntaxError, RecursionError, or a Rust panic
@@ -65,12 +84,10 @@ def analyze_source(text: str, index: PythonIndex, *, prefilter: bool = True) -> 
     result.parsed = True
     try:
         hits = Walker(index).run(module)
+        ranges = node_ranges(module, [hit.node for hit in hits]) if hits else {}
     except RecursionError:
         result.error_kind, result.error_message = "too-deep", "nesting too deep to analyze"
         return result
-    if not hits:
-        return result
-    ranges = node_ranges(module, [hit.node for hit in hits])
     seen: set[tuple[str, int, int]] = set()
     for hit in hits:
         line, column, end_line, end_column = ranges[id(hit.node)]
