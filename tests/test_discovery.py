@@ -70,7 +70,7 @@ def kinds(result: Discovery) -> dict[str, tuple[str, ...]]:
         # Near misses: not analyzed at all.
         ("requirements/dev/extra.txt", ()),
         ("notes.txt", ()),
-        ("dev-requirements.txt", ()),
+        ("dev-requirements.txt", ("manifest",)),
         ("README.md", ()),
         ("Makefile", ()),
         ("a.py.bak", ()),

@@ -90,8 +90,9 @@ def test_is_manifest_rejects(path: str) -> None:
 
 
 def test_parse_manifest_rejects_unknown_path() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ManifestError) as caught:
         parse_manifest("README.md", "torch\n")
+    assert caught.value.line is None
 
 
 # --------------------------------------------------------------------------- requirements.txt
@@ -417,7 +418,8 @@ def test_pyproject_invalid_toml_raises_with_line(text: str, line: int) -> None:
     with pytest.raises(ManifestError) as caught:
         parse_manifest("pyproject.toml", text)
     assert caught.value.line == line
-    assert "TOML" in caught.value.message
+    assert caught.value.message.startswith("invalid TOML: ")
+    assert "\n" not in caught.value.message and "(at line" not in caught.value.message
 
 
 # --------------------------------------------------------------------------- setup.py
@@ -627,6 +629,8 @@ def test_environment_yml_invalid_yaml_raises_with_line() -> None:
     with pytest.raises(ManifestError) as caught:
         parse_manifest("environment.yml", text)
     assert caught.value.line == 5
+    assert caught.value.message.startswith("invalid YAML: ")
+    assert "\n" not in caught.value.message
     text = "name: demo\ndependencies:\n  - torch\n   bad: indentation\n"
     with pytest.raises(ManifestError) as caught:
         parse_manifest("environment.yml", text)
@@ -647,3 +651,35 @@ def test_environment_yml_python_tags_are_rejected_not_constructed(tmp_path: Path
     assert not marker.exists()
     with pytest.raises(ManifestError):
         parse_manifest("conda-env.yaml", "dependencies: !!python/object:collections.OrderedDict {}\n")
+
+
+def test_environment_yml_unprintable_character_raises_with_line() -> None:
+    text = "name: demo\ndependencies:\n  - torch\n  - ap\x07ex\n"
+    with pytest.raises(ManifestError) as caught:
+        parse_manifest("environment.yml", text)
+    assert caught.value.line == 4
+
+
+# --------------------------------------------------------------------------- leniency
+
+NASTY = [
+    "\\",
+    "\\\n\\\n",
+    "-",
+    "--=",
+    "-e",
+    "[options]\ninstall_requires\n  =\n",
+    "[options\ninstall_requires = [\n",
+    "= torch\n  apex\n",
+    "\x00\x0c\u2028\x85",
+    "torch @\n@ torch\n",
+    "https://\nfile:\n.whl\n-1.tar.gz\n",
+]
+
+
+@pytest.mark.parametrize("text", NASTY)
+@pytest.mark.parametrize("path", ["requirements.txt", "setup.cfg"])
+def test_lenient_formats_never_raise(path: str, text: str) -> None:
+    for r in parse_manifest(path, text):
+        assert r.kind in ("package", "index")
+        assert r.name or r.kind == "index"

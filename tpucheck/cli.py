@@ -179,7 +179,7 @@ def rules_command(
 
 def main() -> None:
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
     except UsageProblem as exc:
         typer.echo(f"tpucheck: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -190,12 +190,11 @@ def main() -> None:
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         sys.exit(130)
-    except Exception as exc:  # noqa: BLE001 - the last line of defence: a bug, not bad input
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
+    except Exception as exc:  # noqa: BLE001 - the last line of defence
+        if callable(getattr(exc, "show", None)) and hasattr(exc, "exit_code"):
+            exc.show()  # a usage error found by the argument parser (click's or typer's)
             sys.exit(EXIT_USAGE)
         traceback.print_exc()
         typer.echo(f"tpucheck: internal error (a bug, please report it): {type(exc).__name__}: {exc}", err=True)
         sys.exit(EXIT_BUG)
+    sys.exit(code if isinstance(code, int) else EXIT_OK)

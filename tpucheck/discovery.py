@@ -24,6 +24,8 @@ from functools import lru_cache
 
 import pathspec
 
+from tpucheck.analyzers.manifests import is_manifest
+
 from tpucheck.findings import ScanError, Skipped
 
 __all__ = [
@@ -110,32 +112,15 @@ def _compiled_globs(globs: tuple[str, ...]) -> pathspec.GitIgnoreSpec | None:
     return _compile(globs)
 
 
-def _is_manifest(name: str, parent: str) -> bool:
-    """Dependency declarations, matched by plain string tests (no regex per file)."""
-    if name in ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml"):
-        return True
-    if name.endswith(".txt"):
-        stem = name[:-4]
-        return stem.startswith("requirements") or stem.startswith("constraints") or parent == "requirements"
-    if name.endswith(".in"):
-        return "requirements" in name[:-3]
-    if name.endswith(".yml"):
-        return name[:-4].startswith("conda")
-    if name.endswith(".yaml"):
-        return name[:-5].startswith("conda")
-    return False
-
-
 def _classify(relpath: str, globs: pathspec.GitIgnoreSpec | None) -> tuple[str, ...]:
-    parent, _, name = relpath.rpartition("/")
-    parent = parent.rpartition("/")[2]
+    name = relpath.rpartition("/")[2]
     kinds: list[str] = []
     dot = name.rfind(".")
     if dot >= 0:
         kind = _EXTENSION_KIND.get(name[dot:])
         if kind is not None:
             kinds.append(kind)
-    if _is_manifest(name, parent):
+    if is_manifest(relpath):
         kinds.append("manifest")
     if globs is not None and globs.check_file(relpath).include:
         kinds.append("other")

@@ -106,12 +106,13 @@ def parse_manifest(relpath: str, text: str) -> list[Requirement]:
 
     Raises `ManifestError` when the file is not valid in its own format (TOML, Python,
     YAML); requirements files and setup.cfg are read leniently and never raise, matching
-    how forgiving their consumers are. Raises `ValueError` for a path `is_manifest`
-    rejects: that is a caller bug, not a property of the file.
+    how forgiving their consumers are. A path `is_manifest` rejects also raises
+    `ManifestError`: if file discovery and this module ever disagree on names, the scan
+    should report the file, not crash.
     """
     fmt = _format_of(relpath)
     if fmt is None:
-        raise ValueError(f"not a dependency manifest: {relpath}")
+        raise ManifestError(f"not a recognized dependency manifest name: {relpath}")
     if text.startswith("\ufeff"):
         # Editors do not show the BOM, so columns must not count it.
         text = text[1:]
@@ -207,9 +208,8 @@ def _strip_comment(line: str) -> str:
 # --------------------------------------------------------------------------- pip requirement lines
 
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
-_NAME_FULL_RE = re.compile(_NAME)
+_NAME_RE = re.compile(_NAME)
 _NAME_AT_RE = re.compile(rf"({_NAME})\s*(?:\[[^\]]*\])?\s*@")
-_NAME_START_RE = re.compile(_NAME)
 # What may follow a name in PEP 508 (or pip's looser reading): extras, a version
 # clause (bare or parenthesized), markers, or nothing. Anything else is not a requirement.
 _AFTER_NAME_RE = re.compile(r"\s*(?:$|[\[(=<>!~;])")
@@ -294,7 +294,7 @@ def _egg_name(location: str) -> str | None:
     if not found:
         return None
     egg = found.group(1).split("[", 1)[0]
-    return normalize_name(egg) if _NAME_FULL_RE.fullmatch(egg) else None
+    return normalize_name(egg) if _NAME_RE.fullmatch(egg) else None
 
 
 def _parse_requirement(text: str) -> tuple[str, str, str] | None:
@@ -313,7 +313,7 @@ def _parse_requirement(text: str) -> tuple[str, str, str] | None:
     if _looks_like_location(location):
         name = _name_from_location(location)
         return ("package", name, requirement) if name else None
-    found = _NAME_START_RE.match(requirement)
+    found = _NAME_RE.match(requirement)
     if not found or not _AFTER_NAME_RE.match(requirement, found.end()):
         return None
     return ("package", normalize_name(found.group(0)), requirement[found.end() :].strip())
@@ -357,7 +357,7 @@ def _name_from_location(location: str) -> str | None:
         if not versioned:
             return None
         candidate = versioned.group(1)
-    return normalize_name(candidate) if _NAME_FULL_RE.fullmatch(candidate) else None
+    return normalize_name(candidate) if _NAME_RE.fullmatch(candidate) else None
 
 
 # --------------------------------------------------------------------------- requirements.txt
@@ -579,7 +579,9 @@ def _parse_pyproject(text: str) -> list[Requirement]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ManifestError(f"invalid TOML: {exc}", _toml_error_line(exc, text)) from None
+        # The position goes into `line`; the message stays one short line for reports.
+        message = re.sub(r"\s*\(at [^)]*\)\s*$", "", str(exc))
+        raise ManifestError(f"invalid TOML: {message}", _toml_error_line(exc, text)) from None
     loc = _TomlLocator(text)
     found: list[Requirement] = []
 
@@ -763,10 +765,9 @@ class _SetupReader:
         return out
 
 
-def _is_setup_call(node: ast.AST) -> bool:
-    if not isinstance(node, ast.Call):
-        return False
-    func = node.func
+def _is_setup_callee(func: ast.expr) -> bool:
+    """`setup(...)`, `setuptools.setup(...)`, `distutils.core.setup(...)`: matched by
+    name, since resolving imports statically buys nothing for a file this small."""
     return (isinstance(func, ast.Name) and func.id == "setup") or (
         isinstance(func, ast.Attribute) and func.attr == "setup"
     )
@@ -784,9 +785,8 @@ def _parse_setup_py(text: str) -> list[Requirement]:
     reader = _SetupReader(text, tree)
     found: list[Requirement] = []
     for call in ast.walk(tree):
-        if not _is_setup_call(call):
+        if not isinstance(call, ast.Call) or not _is_setup_callee(call.func):
             continue
-        assert isinstance(call, ast.Call)
         for keyword in call.keywords:
             values: list[ast.expr]
             if keyword.arg in _SETUP_KEYWORDS:
@@ -924,6 +924,17 @@ def _yaml_error_line(exc: yaml.YAMLError, text: str) -> int | None:
     return None
 
 
+def _yaml_error_message(exc: yaml.YAMLError) -> str:
+    """PyYAML's str() spans several lines with source excerpts; reports want one line."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        parts = [p for p in (exc.context, exc.problem) if p]
+        if parts:
+            return ": ".join(parts)
+    if isinstance(exc, yaml.reader.ReaderError):
+        return f"unacceptable character #x{exc.character:04x}"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
 def _scalar_span(t: _Text, node: yaml.ScalarNode) -> tuple[int, int]:
     """The scalar's text; for a one-line quoted scalar, inside the quotes (as for TOML
     and Python strings)."""
@@ -955,7 +966,7 @@ def _parse_conda_env(text: str) -> list[Requirement]:
             # result is discarded: positions come from the nodes.
             loader.construct_document(root)
     except yaml.YAMLError as exc:
-        raise ManifestError(f"invalid YAML: {exc}", _yaml_error_line(exc, text)) from None
+        raise ManifestError(f"invalid YAML: {_yaml_error_message(exc)}", _yaml_error_line(exc, text)) from None
     except RecursionError:
         raise ManifestError("invalid YAML: nested too deeply") from None
     finally:

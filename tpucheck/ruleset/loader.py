@@ -158,6 +158,9 @@ def _most_relevant(error: jsonschema.ValidationError) -> jsonschema.ValidationEr
         return error
     instance = error.instance
     if isinstance(instance, dict):
+        nested = [e for e in error.context if e.validator == "oneOf"]
+        if nested:
+            return _most_relevant(nested[0])
         branches = error.validator_value
         for branch_index, branch in enumerate(branches):
             required = branch.get("required", [])
