@@ -146,8 +146,12 @@ def _schema_problems(doc: LocatedYaml, display: str) -> list[RuleProblem]:
         error = _most_relevant(error)
         path = tuple(error.absolute_path)
         message = error.message
-        if error.validator == "additionalProperties":
-            path = (*path, "<key>")
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            known = error.schema.get("properties", {})
+            patterns = error.schema.get("patternProperties", {})
+            extra = [k for k in error.instance if k not in known and not any(re.search(p, k) for p in patterns)]
+            if extra:
+                path = (*path, extra[0], "<key>")
         problems.append(RuleProblem(display, doc.line_of(path), _rule_field(doc, path), message))
     return problems
 
