@@ -41,8 +41,13 @@ class LocatedYaml:
 
 def load_located(text: str) -> LocatedYaml:
     loader = yaml.SafeLoader(text)
+    lines: dict[Path, int] = {}
     try:
         node = loader.get_single_node()
+        if node is not None:
+            # Before construction: merge keys (`<<: *anchor`) are flattened into the node
+            # then, and an explicit override of a merged key is not a duplicate.
+            _record(node, (), lines)
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -52,9 +57,6 @@ def load_located(text: str) -> LocatedYaml:
         raise YamlSourceError(f"invalid YAML: {exc}", None) from None
     finally:
         loader.dispose()
-    lines: dict[Path, int] = {}
-    if node is not None:
-        _record(node, (), lines)
     return LocatedYaml(data=data, lines=lines)
 
 
@@ -63,6 +65,8 @@ def _record(node: yaml.Node, path: Path, lines: dict[Path, int]) -> None:
     if isinstance(node, yaml.MappingNode):
         seen: dict[object, int] = {}
         for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node.value)
             if key in seen:
                 raise YamlSourceError(
