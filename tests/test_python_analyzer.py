@@ -175,7 +175,7 @@ def test_import_matches_and_guarded_paths(test_context) -> None:
             import flash_attn
     """
     result = analyze_text("m.py", ("python",), dedent(code).lstrip("\n"), test_context)
-    got = [(m.rule_id, m.span.line, m.span.column, m.guarded) for m in result.matches]
+    got = [(m.rule_id, m.span.line, m.span.column, m.guarded) for m in result.matches if m.rule_id in ("T003", "T012")]
     assert sorted(got) == [
         ("T003", 2, 10, True),
         ("T003", 5, 8, False),
