@@ -79,3 +79,5 @@ def test_plan_orders_by_gain_per_hour_and_effort_sums() -> None:
     assert [item.rule for item in result.plan] == ["DEV", "KERNEL"]
     assert (result.effort.low, result.effort.high) == (17.0, 82.0)
     assert all(item.score_gain > 0 for item in result.plan)
+    assert result.plan[-1].score_after == 100.0
+    assert result.plan[0].score_after == round(result.score + result.plan[0].score_gain, 1)

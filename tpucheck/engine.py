@@ -185,6 +185,7 @@ def _findings(result: FileResult, rules: dict) -> list[Finding]:
                 detail=match.detail,
                 suppressed=silenced,
                 suppression_reason=suppression.reason if silenced and suppression else None,
+                inventory=rule.inventory,
             )
         )
     return out

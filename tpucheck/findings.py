@@ -158,6 +158,7 @@ class Finding:
     detail: str | None = None
     suppressed: bool = False
     suppression_reason: str | None = None
+    inventory: str | None = None
 
     def sort_key(self) -> tuple[object, ...]:
         return (self.path, self.cell or 0, self.span.line, self.span.column, self.rule, self.span.end_line, self.span.end_column)

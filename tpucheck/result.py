@@ -75,11 +75,11 @@ def build_inventory(findings: list[Finding]) -> Inventory:
     kernels = tuple(
         KernelEntry(f.path, f.span.line, f.detail, f.rule)
         for f in findings
-        if f.category == "custom-kernel"
+        if f.inventory == "kernel"
     )
     grouped: dict[tuple[str, str], list[Finding]] = {}
     for finding in findings:
-        if finding.category == "dependency" and finding.detail:
+        if finding.inventory == "package" and finding.detail:
             package = finding.detail.split(".")[0].replace("_", "-").lower()
             grouped.setdefault((package, finding.rule), []).append(finding)
     packages = tuple(

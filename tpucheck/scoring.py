@@ -101,6 +101,9 @@ class PlanItem:
     findings: int
     files: int
     score_gain: float
+    """Points this item adds once every item before it in the plan is done."""
+    score_after: float
+    """The score once this item and every item before it are done."""
     effort: Effort
     fix: str
 
@@ -113,6 +116,7 @@ class PlanItem:
             "findings": self.findings,
             "files": self.files,
             "score_gain": self.score_gain,
+            "score_after": self.score_after,
             "effort_hours": self.effort.to_dict(),
             "fix": self.fix,
         }
@@ -139,16 +143,7 @@ def compute_score(findings: list[Finding], lines: int, efforts: dict[str, tuple[
         workload: score_of(math.fsum(rule_costs((f for f in findings if workload in f.affects), size).values()))
         for workload in ("training", "inference")
     }
-    plan = []
-    for rule, cost in costs.items():
-        mine = [f for f in findings if f.rule == rule]
-        first = mine[0]
-        effort = effort_of(mine, efforts)
-        gain = round(score_of(total - cost) - score, 1)
-        plan.append(
-            PlanItem(rule, first.name, first.category, first.severity, len(mine), len({f.path for f in mine}), gain, effort, fixes[rule])
-        )
-    plan.sort(key=lambda p: (-(p.score_gain / max((p.effort.low + p.effort.high) / 2, 0.05)), -p.score_gain, p.rule))
+    plan = _plan(findings, costs, total, score, efforts, fixes)
     return Score(
         score=score,
         grade=grade_of(score),
@@ -159,3 +154,42 @@ def compute_score(findings: list[Finding], lines: int, efforts: dict[str, tuple[
         size_factor=round(size, 3),
         plan=tuple(plan),
     )
+
+
+def _plan(
+    findings: list[Finding],
+    costs: dict[str, float],
+    total: float,
+    score: float,
+    efforts: dict[str, tuple[float, float, str]],
+    fixes: dict[str, str],
+) -> tuple[PlanItem, ...]:
+    """Rules ordered by cost removed per hour of work, with the score reached step by step.
+
+    Ordering by cost rather than by score points keeps the order meaningful when the
+    score sits near 0, where removing any single rule barely moves it.
+    """
+    by_rule: dict[str, list[Finding]] = {}
+    for finding in findings:
+        by_rule.setdefault(finding.rule, []).append(finding)
+    efforts_by_rule = {rule: effort_of(items, efforts) for rule, items in by_rule.items()}
+
+    def priority(rule: str) -> tuple[float, float, str]:
+        effort = efforts_by_rule[rule]
+        hours = max((effort.low + effort.high) / 2, 0.05)
+        return (-costs[rule] / hours, -costs[rule], rule)
+
+    plan = []
+    remaining, previous = total, score
+    for rule in sorted(by_rule, key=priority):
+        remaining -= costs[rule]
+        after = score_of(max(remaining, 0.0))
+        first = by_rule[rule][0]
+        plan.append(
+            PlanItem(
+                rule, first.name, first.category, first.severity, len(by_rule[rule]),
+                len({f.path for f in by_rule[rule]}), round(after - previous, 1), after, efforts_by_rule[rule], fixes[rule],
+            )
+        )
+        previous = after
+    return tuple(plan)

@@ -98,8 +98,8 @@ def _category_table(result: ScanResult) -> Table:
 
 
 def _plan_table(result: ScanResult) -> Table:
-    table = Table(title="Migration plan (most score regained per hour first)", title_justify="left", show_edge=False)
-    for name, justify in (("#", "right"), ("rule", "left"), ("severity", "left"), ("findings", "right"), ("score +", "right"), ("effort h", "right"), ("fix", "left")):
+    table = Table(title="Migration plan (most cost removed per hour first; score reached once each step is done)", title_justify="left", show_edge=False)
+    for name, justify in (("#", "right"), ("rule", "left"), ("severity", "left"), ("findings", "right"), ("score", "right"), ("effort h", "right"), ("fix", "left")):
         table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for number, item in enumerate(result.score.plan[:MAX_ROWS], start=1):
         table.add_row(
@@ -107,7 +107,7 @@ def _plan_table(result: ScanResult) -> Table:
             f"{item.rule} {item.name}",
             Text(item.severity, style=SEVERITY_STYLE[item.severity]),
             str(item.findings),
-            f"{item.score_gain:.1f}",
+            f"{item.score_after:.1f} (+{item.score_gain:.1f})",
             f"{item.effort.low:.1f}-{item.effort.high:.1f}",
             _shorten(item.fix, 70),
         )

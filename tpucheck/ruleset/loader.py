@@ -344,6 +344,7 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         flag_examples=tuple(_example(e) for e in examples["flag"]),
         pass_examples=tuple(_example(e) for e in examples["pass"]),
         source=f"{display}:{doc.line_of(path) or 0}",
+        inventory=raw.get("inventory", "package" if raw["category"] == "dependency" else None),
     )
     return (None if problems.items else rule), problems.items
 

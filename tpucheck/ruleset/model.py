@@ -76,6 +76,8 @@ class Rule:
     pass_examples: tuple[Example, ...]
     source: str
     """The rule file and line, for messages."""
+    inventory: str | None = None
+    """"kernel" or "package": the report's inventory lists this rule's findings."""
 
     @property
     def fix(self) -> str:
