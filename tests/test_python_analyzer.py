@@ -235,3 +235,10 @@ def test_deep_nesting_is_an_error_not_a_crash(test_context) -> None:
     result = analyze_text("m.py", ("python",), code, test_context)
     assert result.error is not None
     assert result.error.kind in ("too-deep", "syntax-error", "parse-error")
+
+
+def test_reference_to_a_prefix_spans_the_whole_chain(test_context) -> None:
+    code = "import torch\nscaler = torch.cuda.amp.GradScaler(init_scale=2.0)\nx = torch.cuda\n"
+    result = analyze_text("m.py", ("python",), code, test_context)
+    got = [(m.rule_id, m.span.line, m.span.column, m.span.end_column, m.snippet) for m in result.matches if m.rule_id == "T020"]
+    assert got == [("T020", 2, 10, 35, "torch.cuda.amp.GradScaler")]

@@ -155,17 +155,20 @@ class Walker:
         resolved = self.scope.resolve(base.value)
         if resolved is None or not self.index.reference:
             return
-        # chain[0] is the whole expression; try the longest prefix first, report once per rule.
+        # A rule on a prefix (`torch.backends.cudnn`) matches every longer chain; the
+        # finding spans the whole chain (`torch.backends.cudnn.benchmark`), which is what
+        # a reader needs to see. One finding per rule per chain.
+        qualified = resolved
         names = [resolved]
         for attribute in reversed(chain):
-            names.append(f"{names[-1]}.{attribute.attr.value}")
+            qualified = f"{qualified}.{attribute.attr.value}"
+            names.append(qualified)
         seen: set[str] = set()
-        nodes: list[cst.BaseExpression] = [base, *reversed(chain)]
-        for qualified, target in zip(reversed(names), reversed(nodes)):
-            for rule_matcher in self.index.reference.lookup(qualified):
+        for name in reversed(names):
+            for rule_matcher in self.index.reference.lookup(name):
                 if rule_matcher[0].id not in seen:
                     seen.add(rule_matcher[0].id)
-                    self.hit(rule_matcher, target)
+                    self.hit(rule_matcher, node)
 
     # -- imports -----------------------------------------------------------------------
 
