@@ -24,7 +24,7 @@ def test_import_aliases_resolve(test_context) -> None:
         amp.GradScaler()
         torch.cuda.synchronize()
     """
-    assert check(test_context, code) == [("T001", 5, 1), ("T001", 6, 1), ("T001", 8, 1), ("T011", 7, 1)]
+    assert check(test_context, code) == [("T001", 5, 1), ("T001", 6, 1), ("T001", 8, 1), ("T011", 7, 1), ("T020", 7, 1)]
 
 
 def test_imports_inside_functions_and_after_use(test_context) -> None:
