@@ -99,6 +99,7 @@ def test_device_string_contexts(test_context) -> None:
         x.to("cpu")
     """
     assert check(test_context, code) == [
+        ("T006", 7, 14),
         ("T007", 2, 10),
         ("T007", 3, 23),
         ("T007", 4, 6),
@@ -242,3 +243,60 @@ def test_reference_to_a_prefix_spans_the_whole_chain(test_context) -> None:
     result = analyze_text("m.py", ("python",), code, test_context)
     got = [(m.rule_id, m.span.line, m.span.column, m.span.end_column, m.snippet) for m in result.matches if m.rule_id == "T020"]
     assert got == [("T020", 2, 10, 35, "torch.cuda.amp.GradScaler")]
+
+
+def test_attribute_matcher_container_values_and_decorator_args() -> None:
+    from conftest import FIXTURES  # noqa: F401 - same fixture directory
+
+    from tpucheck.analyzers import build_context
+    from tpucheck.ruleset.loader import parse_rule_file
+    from tpucheck.ruleset.model import DeviceContext, Ruleset
+
+    text = """\
+x-common: &common
+  category: cuda-api
+  severity: major
+  affects: [training]
+  effort: {low: 0.1, high: 0.2}
+  message: m
+  fix: {tpu: t}
+  docs: ["https://example.org"]
+  examples: {flag: ["a"], pass: ["b"]}
+rules:
+  - id: A001
+    name: is-cuda
+    <<: *common
+    match: {attribute: is_cuda}
+  - id: A002
+    name: cu-sources
+    <<: *common
+    match:
+      call: torch.utils.cpp_extension.CppExtension
+      args: [{name: sources, position: 1, value: '.*\\.cu'}]
+  - id: A003
+    name: compile-default
+    <<: *common
+    match:
+      decorator: torch.compile
+      args: [{name: backend, missing: true}]
+"""
+    rules, _, problems = parse_rule_file(text, "inline.yaml")
+    assert problems == []
+    context = build_context(Ruleset(tuple(rules), DeviceContext()))
+    code = dedent(
+        """
+        import torch
+        from torch.utils.cpp_extension import CppExtension
+        if x.is_cuda and not torch.is_cuda:
+            pass
+        CppExtension("a", ["a.cpp", "k.cu"])
+        CppExtension("b", sources=["b.cpp"])
+        @torch.compile
+        def f(): pass
+        @torch.compile(mode="max-autotune")
+        def g(): pass
+        @torch.compile(backend="openxla")
+        def h(): pass
+        """
+    ).lstrip("\n")
+    assert findings_of(context, code) == [("A001", 3, 4), ("A002", 5, 1), ("A003", 7, 2), ("A003", 9, 2)]

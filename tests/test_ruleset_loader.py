@@ -33,7 +33,7 @@ def problems(text: str) -> list[str]:
 def test_good_rule_loads_with_derived_needles() -> None:
     rules, _, found = parse_rule_file(GOOD, "r.yaml")
     assert found == []
-    assert rules[0].needles == ("synchronize",)
+    assert rules[0].needles == (("torch", "synchronize"),)
     assert rules[0].source == "r.yaml:2"
 
 
@@ -45,7 +45,7 @@ def test_yaml_syntax_error_has_line() -> None:
 
 def test_unknown_matcher_names_rule_and_line() -> None:
     assert problems(GOOD.replace("      call: torch", "      calls: torch")) == [
-        "r.yaml:12: rule X001 match: unknown matcher: expected one of call, reference, import, decorator, method, keyword, string, native, dependency, file"
+        "r.yaml:12: rule X001 match: unknown matcher: expected one of call, reference, import, decorator, method, keyword, attribute, string, native, dependency, file"
     ]
 
 

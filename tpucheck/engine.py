@@ -188,4 +188,23 @@ def _findings(result: FileResult, rules: dict) -> list[Finding]:
                 inventory=rule.inventory,
             )
         )
-    return out
+    return _drop_superseded(out, rules)
+
+
+def _inside(inner: Finding, outer: Finding) -> bool:
+    return inner.cell == outer.cell and (outer.span.line, outer.span.column) <= (inner.span.line, inner.span.column) and (
+        inner.span.end_line,
+        inner.span.end_column,
+    ) <= (outer.span.end_line, outer.span.end_column)
+
+
+def _drop_superseded(findings: list[Finding], rules: dict) -> list[Finding]:
+    """A finding that a more specific rule's finding already covers is not counted twice."""
+    covering = [f for f in findings if rules[f.rule].supersedes]
+    if not covering:
+        return findings
+    return [
+        f
+        for f in findings
+        if not any(f.rule in rules[c.rule].supersedes and _inside(f, c) for c in covering)
+    ]

@@ -79,9 +79,8 @@ def build_inventory(findings: list[Finding]) -> Inventory:
     )
     grouped: dict[tuple[str, str], list[Finding]] = {}
     for finding in findings:
-        if finding.inventory == "package" and finding.detail:
-            package = finding.detail.split(".")[0].replace("_", "-").lower()
-            grouped.setdefault((package, finding.rule), []).append(finding)
+        if finding.inventory == "package":
+            grouped.setdefault((finding.name, finding.rule), []).append(finding)
     packages = tuple(
         PackageEntry(name, rule, len(items), tuple(sorted({f.path for f in items})), items[0].fix)
         for (name, rule), items in sorted(grouped.items())

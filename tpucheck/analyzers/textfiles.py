@@ -31,7 +31,7 @@ def analyze_textfile(path: str, text: str, rules: list[Rule]) -> list[RawMatch]:
             if lines is None:
                 lines = text.splitlines()
             for number, line in enumerate(lines, start=1):
-                code = _COMMENT.sub(lambda m: m.group(1), line)
+                code = line if matcher.keep_comments else _COMMENT.sub(lambda m: m.group(1), line)
                 for found in matcher.regex.finditer(code):
                     if found.end() > found.start():
                         matches.append(

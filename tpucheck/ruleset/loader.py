@@ -17,6 +17,7 @@ from typing import Any, Iterable
 import jsonschema
 
 from tpucheck.ruleset.model import (
+    MATCHER_KINDS,
     PYTHON_KINDS,
     ArgConstraint,
     DeviceContext,
@@ -92,6 +93,7 @@ def load_ruleset(extra: Iterable[str | Path] = (), *, builtin: bool = True) -> R
         if file_device is not None:
             device = file_device
     problems.extend(_duplicates(rules))
+    problems.extend(_unknown_superseded(rules))
     if problems:
         raise RuleFileError(problems)
     return Ruleset(
@@ -221,7 +223,7 @@ def _patterns(value: str | list[str]) -> tuple[str, ...]:
 
 
 def _build_matcher(raw: dict[str, Any], path: tuple[str | int, ...], problems: _Problems) -> Matcher | None:
-    kind = next(k for k in raw if k in ("call", "reference", "import", "decorator", "method", "keyword", "string", "native", "dependency", "file"))
+    kind = next(k for k in raw if k in MATCHER_KINDS)
     args = []
     for index, arg in enumerate(raw.get("args", [])):
         value = problems.regex(arg["value"], (*path, "args", index, "value")) if "value" in arg else None
@@ -246,8 +248,10 @@ def _build_matcher(raw: dict[str, Any], path: tuple[str | int, ...], problems: _
         matcher = _replace(matcher, patterns=tuple(normalize_package(p) for p in patterns))
         if "spec" in raw:
             matcher = _replace(matcher, regex=problems.regex(raw["spec"], (*path, "spec")))
-    if kind == "file" and "pattern" in raw:
-        matcher = _replace(matcher, regex=problems.regex(raw["pattern"], (*path, "pattern")))
+    if kind == "file":
+        matcher = _replace(matcher, keep_comments=raw.get("comments") == "keep")
+        if "pattern" in raw:
+            matcher = _replace(matcher, regex=problems.regex(raw["pattern"], (*path, "pattern")))
     return matcher
 
 
@@ -275,17 +279,19 @@ def _string_needle(regex: re.Pattern[str]) -> str | None:
     return word if len(word) >= 3 else None
 
 
-def derive_needles(matcher: Matcher) -> tuple[str, ...] | None:
-    """Strings one of which every file this matcher can match must contain; None if unknown.
+def derive_needles(matcher: Matcher) -> tuple[tuple[str, ...], ...] | None:
+    """Groups of strings, all of one group present in every file this matcher can match.
 
-    Names only enter a Python file through its text (imports bind them; attributes spell
-    them), so the last literal component of a qualified-name pattern is such a string.
+    Names only enter a Python file through its text: an import spells the root module
+    (`import torch as T`, `from torch.cuda import amp`), and the last part is spelled
+    either there or at the use. So a qualified-name pattern needs its root and its last
+    literal part; a method needs `.name`; builtins need only their name. None: unknown.
     """
     if matcher.kind == "string":
         assert matcher.regex is not None
         needle = _string_needle(matcher.regex)
-        return (needle,) if needle else None
-    needles = []
+        return ((needle,),) if needle else None
+    groups: list[tuple[str, ...]] = []
     for pattern in matcher.patterns:
         parts = [p for p in pattern.lstrip(".").split(".") if p]
         chosen = None
@@ -296,8 +302,15 @@ def derive_needles(matcher: Matcher) -> tuple[str, ...] | None:
                 break
         if chosen is None or len(chosen) < 2:
             return None
-        needles.append(chosen)
-    return tuple(needles)
+        if matcher.kind in ("method", "keyword"):
+            groups.append(("." + chosen,) if matcher.kind == "method" else (chosen,))
+            continue
+        root = parts[0]
+        if root == "builtins" or _GLOB_CHARS.search(root) or root == chosen:
+            groups.append((chosen,))
+        else:
+            groups.append((root, chosen))
+    return tuple(groups)
 
 
 def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYaml, display: str) -> tuple[Rule | None, list[RuleProblem]]:
@@ -310,7 +323,7 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         matcher = _build_matcher(raw_matcher, mpath, problems)
         if matcher is not None:
             matchers.append(matcher)
-    needles: list[str] = list(raw.get("needles", []))
+    needles: list[tuple[str, ...]] = [(n,) if isinstance(n, str) else tuple(n) for n in raw.get("needles", [])]
     if "needles" not in raw:
         for index, matcher in enumerate(matchers):
             if matcher.kind not in PYTHON_KINDS or (matcher.kind == "string" and matcher.regex is None):
@@ -344,9 +357,15 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         flag_examples=tuple(_example(e) for e in examples["flag"]),
         pass_examples=tuple(_example(e) for e in examples["pass"]),
         source=f"{display}:{doc.line_of(path) or 0}",
-        inventory=raw.get("inventory", "package" if raw["category"] == "dependency" else None),
+        inventory=_inventory(raw),
+        supersedes=tuple(raw.get("supersedes", ())),
     )
     return (None if problems.items else rule), problems.items
+
+
+def _inventory(raw: dict[str, Any]) -> str | None:
+    value = raw.get("inventory", "package" if raw["category"] == "dependency" else "none")
+    return None if value == "none" else value
 
 
 def _example(raw: str | dict[str, str]) -> Example:
@@ -378,4 +397,15 @@ def _duplicates(rules: list[Rule]) -> list[RuleProblem]:
                 problems.append(RuleProblem(file, int(line) or None, f"rule {rule.id} {label}", f"duplicate {label} {key!r} (also at {seen[key].source})"))
             else:
                 seen[key] = rule
+    return problems
+
+
+def _unknown_superseded(rules: list[Rule]) -> list[RuleProblem]:
+    known = {rule.id for rule in rules}
+    problems = []
+    for rule in rules:
+        for other in rule.supersedes:
+            if other not in known:
+                file, _, line = rule.source.rpartition(":")
+                problems.append(RuleProblem(file, int(line) or None, f"rule {rule.id} supersedes", f"unknown rule id {other!r}"))
     return problems

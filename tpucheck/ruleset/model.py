@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-PYTHON_KINDS = ("call", "reference", "import", "decorator", "method", "keyword", "string")
+PYTHON_KINDS = ("call", "reference", "import", "decorator", "method", "attribute", "keyword", "string")
 MATCHER_KINDS = (*PYTHON_KINDS, "native", "dependency", "file")
 
 
@@ -45,6 +45,8 @@ class Matcher:
     """string: argument, assignment, comparison."""
     files: tuple[str, ...] = ()
     """native: path globs the regex applies to (default: every native file)."""
+    keep_comments: bool = False
+    """file: search `#` comment lines too."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,14 +72,16 @@ class Rule:
     fix_xla: str | None
     docs: tuple[str, ...]
     matchers: tuple[Matcher, ...]
-    needles: tuple[str, ...]
-    """A Python file containing none of these strings cannot match the rule."""
+    needles: tuple[tuple[str, ...], ...]
+    """A Python file that contains every string of none of these groups cannot match."""
     flag_examples: tuple[Example, ...]
     pass_examples: tuple[Example, ...]
     source: str
     """The rule file and line, for messages."""
     inventory: str | None = None
     """"kernel" or "package": the report's inventory lists this rule's findings."""
+    supersedes: tuple[str, ...] = ()
+    """Rule ids whose findings within this rule's findings are dropped."""
 
     @property
     def fix(self) -> str:

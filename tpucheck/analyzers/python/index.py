@@ -23,10 +23,11 @@ class PythonIndex:
     decorator: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
     imports: GlobTable[RuleMatcher] = field(default_factory=lambda: GlobTable(prefixes=True))
     method: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
+    attribute: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
     keyword: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
     strings: list[RuleMatcher] = field(default_factory=list)
     device: DeviceContext = field(default_factory=DeviceContext)
-    needles: tuple[str, ...] = ()
+    needles: tuple[tuple[str, ...], ...] = ()
     guard_exceptions: frozenset[str] = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
     guard_tests: re.Pattern[str] = re.compile(r"(?i)(is_available|find_spec|available|^has_|_has_|^use_|importable|installed)")
 
@@ -36,7 +37,17 @@ class PythonIndex:
 
     def candidate(self, text: str) -> bool:
         """The prefilter: could any rule match this source at all?"""
-        return any(needle in text for needle in self.needles)
+        present: dict[str, bool] = {}
+        for group in self.needles:
+            for needle in group:
+                found = present.get(needle)
+                if found is None:
+                    found = present[needle] = needle in text
+                if not found:
+                    break
+            else:
+                return True
+        return False
 
 
 def build_python_index(ruleset: Ruleset) -> PythonIndex:
@@ -47,9 +58,10 @@ def build_python_index(ruleset: Ruleset) -> PythonIndex:
         "decorator": index.decorator,
         "import": index.imports,
         "method": index.method,
+        "attribute": index.attribute,
         "keyword": index.keyword,
     }
-    needles: dict[str, None] = {}
+    needles: dict[tuple[str, ...], None] = {}
     for rule in ruleset.rules:
         python = False
         for matcher in rule.matchers:

@@ -149,10 +149,14 @@ class Walker:
         while isinstance(base, cst.Attribute):
             chain.append(base)
             base = base.value
+        resolved = self.scope.resolve(base.value) if isinstance(base, cst.Name) else None
+        if self.index.attribute and not (isinstance(base, cst.Name) and self.scope.is_module(base.value)):
+            for attribute in chain:
+                for rule_matcher in self.index.attribute.lookup(attribute.attr.value):
+                    self.hit(rule_matcher, attribute)
         if not isinstance(base, cst.Name):
             self.walk(base)
             return
-        resolved = self.scope.resolve(base.value)
         if resolved is None or not self.index.reference:
             return
         # A rule on a prefix (`torch.backends.cudnn`) matches every longer chain; the
@@ -252,7 +256,13 @@ class Walker:
         qualified = self.qualified(target)
         if qualified is not None:
             for rule_matcher in self.index.decorator.lookup(qualified):
-                self.hit(rule_matcher, node.decorator)
+                matcher = rule_matcher[1]
+                if isinstance(expression, cst.Call):
+                    holds = _args_hold(self, matcher, expression)
+                else:  # a bare decorator passes no argument: only `missing` constraints hold
+                    holds = all(c.missing for c in matcher.args)
+                if holds:
+                    self.hit(rule_matcher, node.decorator)
         self.walk(expression)
 
     # -- scopes, loops, optional paths ---------------------------------------------------
@@ -481,6 +491,24 @@ def literal_value(walker: Walker, node: cst.BaseExpression) -> str | None:
     return None
 
 
+def _values(walker: Walker, node: cst.BaseExpression) -> list[str]:
+    """The values a constraint tests: one literal, or each element of a literal container
+    (a constraint on `sources=[...]` holds when any source matches)."""
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        found = []
+        for element in node.elements:
+            found.extend(_values(walker, element.value))
+        return found
+    if isinstance(node, cst.Dict):
+        found = []
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                found.extend(_values(walker, element.value))
+        return found
+    value = literal_value(walker, node)
+    return [] if value is None else [value]
+
+
 def _find_arg(node: cst.Call, constraint: ArgConstraint) -> cst.Arg | None:
     position = 0
     for arg in node.args:
@@ -508,8 +536,8 @@ def _args_hold(walker: Walker, matcher: Matcher, node: cst.Call) -> bool:
         if arg is None:
             return False
         if constraint.value is not None:
-            value = literal_value(walker, arg.value)
-            if value is None or not constraint.value.fullmatch(value):
+            pattern = constraint.value
+            if not any(pattern.fullmatch(value) for value in _values(walker, arg.value)):
                 return False
     return True
 
@@ -522,8 +550,8 @@ def _keyword_holds(walker: Walker, matcher: Matcher, arg: cst.Arg, callee: str |
         if not any(fnmatchcase(n, p) for n in names for p in matcher.in_call):
             return False
     if matcher.value is not None:
-        value = literal_value(walker, arg.value)
-        return value is not None and matcher.value.fullmatch(value) is not None
+        pattern = matcher.value
+        return any(pattern.fullmatch(value) for value in _values(walker, arg.value))
     return True
 
 
