@@ -156,7 +156,7 @@ def test_methods_keywords_decorators_references(test_context) -> None:
         ("T002", 16, 1),
         ("T004", 5, 2),
         ("T004", 9, 2),
-        ("T005", 13, 1),
+        ("T005", 13, 6),
         ("T006", 17, 32),
         ("T007", 19, 21),
         ("T013", 19, 29),
@@ -300,3 +300,17 @@ rules:
         """
     ).lstrip("\n")
     assert findings_of(context, code) == [("A001", 3, 4), ("A002", 5, 1), ("A003", 7, 2), ("A003", 9, 2)]
+
+
+def test_method_span_starts_at_the_method_name(test_context) -> None:
+    code = "model = build(config).layers[0].item()\n"
+    result = analyze_text("m.py", ("python",), code, test_context)
+    [match] = result.matches
+    assert (match.span.line, match.span.column, match.span.end_line, match.span.end_column) == (1, 33, 1, 39)
+    assert match.snippet == "build(config).layers[0].item()"
+
+
+def test_conditional_expression_on_availability_is_an_optional_path(test_context) -> None:
+    code = 'import torch\ndev = "cuda" if torch.cuda.is_available() else "cpu"\nmain_device = "cuda"\n'
+    result = analyze_text("m.py", ("python",), code, test_context)
+    assert [(m.rule_id, m.span.line, m.guarded) for m in result.matches] == [("T007", 2, True), ("T007", 3, False)]

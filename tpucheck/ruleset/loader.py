@@ -405,7 +405,10 @@ def _unknown_superseded(rules: list[Rule]) -> list[RuleProblem]:
     problems = []
     for rule in rules:
         for other in rule.supersedes:
-            if other not in known:
+            if other == rule.id:
+                file, _, line = rule.source.rpartition(":")
+                problems.append(RuleProblem(file, int(line) or None, f"rule {rule.id} supersedes", "a rule cannot supersede itself"))
+            elif other not in known:
                 file, _, line = rule.source.rpartition(":")
                 problems.append(RuleProblem(file, int(line) or None, f"rule {rule.id} supersedes", f"unknown rule id {other!r}"))
     return problems

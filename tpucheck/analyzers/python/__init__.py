@@ -84,13 +84,15 @@ def analyze_source(text: str, index: PythonIndex, *, prefilter: bool = True) -> 
     result.parsed = True
     try:
         hits = Walker(index).run(module)
-        ranges = node_ranges(module, [hit.node for hit in hits]) if hits else {}
+        ranges = node_ranges(module, [hit.node for hit in hits] + [hit.start for hit in hits if hit.start is not None]) if hits else {}
     except RecursionError:
         result.error_kind, result.error_message = "too-deep", "nesting too deep to analyze"
         return result
     seen: set[tuple[str, int, int]] = set()
     for hit in hits:
         line, column, end_line, end_column = ranges[id(hit.node)]
+        if hit.start is not None:
+            line, column = ranges[id(hit.start)][:2]
         rule_id = hit.rule_matcher[0].id
         key = (rule_id, line, column)
         if key in seen:

@@ -61,6 +61,9 @@ class Hit:
     node: cst.CSTNode
     guarded: bool
     detail: str | None = None
+    start: cst.CSTNode | None = None
+    """Where the span starts when not at `node`: a method call is reported from its name
+    (`.cuda()`), not from the start of a long receiver expression."""
 
 
 class Walker:
@@ -70,6 +73,8 @@ class Walker:
         self.scope = Scope()
         self.guard_depth = 0
         self.loop_depth = 0
+        self.storing = False
+        """Walking an assignment target: attribute matchers look for reads only."""
         self._device_names = index.device.names
 
     # -- entry -------------------------------------------------------------------------
@@ -122,8 +127,8 @@ class Walker:
         for child in nodes:  # type: ignore[attr-defined]
             self.walk(child, ctx)
 
-    def hit(self, rule_matcher: RuleMatcher, node: cst.CSTNode, detail: str | None = None) -> None:
-        self.hits.append(Hit(rule_matcher, node, self.guard_depth > 0, detail))
+    def hit(self, rule_matcher: RuleMatcher, node: cst.CSTNode, detail: str | None = None, start: cst.CSTNode | None = None) -> None:
+        self.hits.append(Hit(rule_matcher, node, self.guard_depth > 0, detail, start))
 
     # -- names -------------------------------------------------------------------------
 
@@ -151,7 +156,7 @@ class Walker:
             base = base.value
         resolved = self.scope.resolve(base.value) if isinstance(base, cst.Name) else None
         if self.index.attribute and not (isinstance(base, cst.Name) and self.scope.is_module(base.value)):
-            for attribute in chain:
+            for attribute in chain[1:] if self.storing else chain:
                 for rule_matcher in self.index.attribute.lookup(attribute.attr.value):
                     self.hit(rule_matcher, attribute)
         if not isinstance(base, cst.Name):
@@ -228,7 +233,7 @@ class Walker:
                 method = func.attr.value
                 for rule_matcher in index.method.lookup(method):
                     if _args_hold(self, rule_matcher[1], node):
-                        self.hit(rule_matcher, node)
+                        self.hit(rule_matcher, node, start=func.attr)
         if index.keyword:
             for arg in node.args:
                 if arg.keyword is not None:
@@ -351,12 +356,19 @@ class Walker:
     def on_assign(self, node: cst.Assign, ctx: str | None) -> None:
         device = False
         for target in node.targets:
-            self.walk(target.target)
+            self._walk_target(target.target)
             device = device or self._is_device_target(target.target)
         self.walk(node.value, ASSIGNMENT if device else None)
 
+    def _walk_target(self, target: cst.BaseExpression) -> None:
+        self.storing = isinstance(target, cst.Attribute)
+        try:
+            self.walk(target)
+        finally:
+            self.storing = False
+
     def on_ann_assign(self, node: cst.AnnAssign, ctx: str | None) -> None:
-        self.walk(node.target)
+        self._walk_target(node.target)
         self.walk(node.annotation)
         if node.value is not None:
             self.walk(node.value, ASSIGNMENT if self._is_device_target(node.target) else None)
@@ -381,15 +393,28 @@ class Walker:
         if isinstance(node, cst.FormattedString):
             self.walk_fields(node)
 
+    def on_if_expression(self, node: cst.IfExp, ctx: str | None) -> None:
+        """`"cuda" if torch.cuda.is_available() else "cpu"`: both branches are optional
+        paths, as under an `if` with the same test; a device context reaches both."""
+        self.walk(node.test)
+        guarded = _mentions_guard(node.test, self.index)
+        self.guard_depth += guarded
+        try:
+            self.walk(node.body, ctx)
+            self.walk(node.orelse, ctx)
+        finally:
+            self.guard_depth -= guarded
+
     def on_transparent(self, node: cst.CSTNode, ctx: str | None) -> None:
         """Containers and conditionals pass a device context on to their values."""
+        if isinstance(node, cst.IfExp):
+            self.on_if_expression(node, ctx)
+            return
         if ctx is None:
             self.walk_fields(node)
             return
         if isinstance(node, cst.IfExp):
-            self.walk(node.test)
-            self.walk(node.body, ctx)
-            self.walk(node.orelse, ctx)
+            self.on_if_expression(node, ctx)
         elif isinstance(node, cst.BooleanOperation):
             self.walk(node.left, ctx)
             self.walk(node.right, ctx)
