@@ -230,7 +230,13 @@ def _build_matcher(raw: dict[str, Any], path: tuple[str | int, ...], problems: _
         if arg.get("missing") and "value" in arg:
             problems.add((*path, "args", index), "an argument cannot be both `missing` and have a `value`")
         args.append(ArgConstraint(arg.get("name"), arg.get("position"), value, bool(arg.get("missing", False))))
-    common: dict[str, Any] = {"kind": kind, "args": tuple(args), "arity": raw.get("arity")}
+    label = raw.get("label")
+    common: dict[str, Any] = {
+        "kind": kind,
+        "args": tuple(args),
+        "arity": raw.get("arity"),
+        "label": ArgConstraint(label.get("name"), label.get("position"), None) if label else None,
+    }
     if kind == "string":
         regex = problems.regex(raw["string"], (*path, "string"))
         contexts = tuple(raw.get("context", ("argument", "assignment")))

@@ -47,6 +47,8 @@ class Matcher:
     """native: path globs the regex applies to (default: every native file)."""
     keep_comments: bool = False
     """file: search `#` comment lines too."""
+    label: ArgConstraint | None = None
+    """call: the argument whose literal value names the finding in the inventory."""
 
 
 @dataclass(frozen=True, slots=True)

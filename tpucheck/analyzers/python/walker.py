@@ -75,6 +75,8 @@ class Walker:
         self.loop_depth = 0
         self.storing = False
         """Walking an assignment target: attribute matchers look for reads only."""
+        self.decorated: str | None = None
+        """The function or class whose decorators are being walked: it names kernels."""
         self._device_names = index.device.names
 
     # -- entry -------------------------------------------------------------------------
@@ -226,7 +228,7 @@ class Walker:
         if qualified is not None:
             for rule_matcher in index.call.lookup(qualified):
                 if _args_hold(self, rule_matcher[1], node):
-                    self.hit(rule_matcher, node)
+                    self.hit(rule_matcher, node, detail=_label(self, rule_matcher[1], node))
         if isinstance(func, cst.Attribute):
             parts = dotted(func)
             if parts is None or not self.scope.is_module(parts[0]):
@@ -267,13 +269,22 @@ class Walker:
                 else:  # a bare decorator passes no argument: only `missing` constraints hold
                     holds = all(c.missing for c in matcher.args)
                 if holds:
-                    self.hit(rule_matcher, node.decorator)
+                    self.hit(rule_matcher, node.decorator, detail=self.decorated)
         self.walk(expression)
 
     # -- scopes, loops, optional paths ---------------------------------------------------
 
-    def on_function(self, node: cst.FunctionDef, ctx: str | None) -> None:
-        self.walk_all(node.decorators)
+    def on_function(self, node: cst.FunctionDef | cst.ClassDef, ctx: str | None) -> None:
+        self.decorated = node.name.value
+        try:
+            self.walk_all(node.decorators)
+        finally:
+            self.decorated = None
+        if isinstance(node, cst.ClassDef):
+            self.walk_all(node.bases)
+            self.walk_all(node.keywords)
+            self.walk(node.body)
+            return
         self._walk_params(node.params)
         if node.returns is not None:
             self.walk(node.returns)
@@ -534,6 +545,13 @@ def _values(walker: Walker, node: cst.BaseExpression) -> list[str]:
     return [] if value is None else [value]
 
 
+def _label(walker: Walker, matcher: Matcher, node: cst.Call) -> str | None:
+    if matcher.label is None:
+        return None
+    arg = _find_arg(node, matcher.label)
+    return literal_value(walker, arg.value) if arg is not None else None
+
+
 def _find_arg(node: cst.Call, constraint: ArgConstraint) -> cst.Arg | None:
     position = 0
     for arg in node.args:
@@ -588,6 +606,7 @@ _HANDLERS: dict[type, Callable[[Walker, cst.CSTNode, str | None], None]] = {
     cst.Call: Walker.on_call,  # type: ignore[dict-item]
     cst.Decorator: Walker.on_decorator,  # type: ignore[dict-item]
     cst.FunctionDef: Walker.on_function,  # type: ignore[dict-item]
+    cst.ClassDef: Walker.on_function,  # type: ignore[dict-item]
     cst.Lambda: Walker.on_lambda,  # type: ignore[dict-item]
     cst.For: Walker.on_loop,  # type: ignore[dict-item]
     cst.While: Walker.on_loop,  # type: ignore[dict-item]
