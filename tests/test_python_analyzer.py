@@ -314,3 +314,40 @@ def test_conditional_expression_on_availability_is_an_optional_path(test_context
     code = 'import torch\ndev = "cuda" if torch.cuda.is_available() else "cpu"\nmain_device = "cuda"\n'
     result = analyze_text("m.py", ("python",), code, test_context)
     assert [(m.rule_id, m.span.line, m.guarded) for m in result.matches] == [("T007", 2, True), ("T007", 3, False)]
+
+
+def test_where_decides_severity_by_place(test_context) -> None:
+    code = dedent(
+        """
+        import torch
+        ids = t.tolist()
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                return x.tolist()
+        def training_step(batch):
+            return batch.tolist()
+        def setup(rows):
+            out = [r.tolist() for r in rows]
+            for r in rows:
+                out.append(r.tolist())
+            def inner():
+                return r.tolist()
+            return out
+        @torch.compile
+        def compiled(x):
+            print(x)
+        def plain(x):
+            print(x)
+        """
+    ).lstrip("\n")
+    result = analyze_text("m.py", ("python",), code, test_context)
+    got = sorted((m.rule_id, m.span.line, m.severity) for m in result.matches if m.rule_id in ("T021", "T022"))
+    assert got == [
+        ("T021", 2, "info"),
+        ("T021", 5, None),
+        ("T021", 7, None),
+        ("T021", 9, None),
+        ("T021", 11, None),
+        ("T021", 13, "info"),
+        ("T022", 17, None),
+    ]

@@ -170,7 +170,7 @@ def _findings(result: FileResult, rules: dict) -> list[Finding]:
                 rule=rule.id,
                 name=rule.name,
                 category=rule.category,
-                severity=rule.severity,
+                severity=match.severity or rule.severity,
                 confidence=rule.confidence,
                 path=result.path,
                 span=match.span,

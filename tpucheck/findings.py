@@ -63,6 +63,8 @@ class RawMatch:
     """The match sits on an optional path (try/except ImportError, availability check)."""
     detail: str | None = None
     """A short name the inventory shows, e.g. a kernel's name or a package's name."""
+    severity: str | None = None
+    """Set when the place decides the severity (a rule's `where`), else the rule's own."""
 
 
 @dataclass(frozen=True, slots=True)

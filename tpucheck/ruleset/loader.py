@@ -25,6 +25,7 @@ from tpucheck.ruleset.model import (
     Matcher,
     Rule,
     Ruleset,
+    Where,
 )
 from tpucheck.yamlsource import LocatedYaml, YamlSourceError, load_located
 
@@ -365,8 +366,21 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         source=f"{display}:{doc.line_of(path) or 0}",
         inventory=_inventory(raw),
         supersedes=tuple(raw.get("supersedes", ())),
+        where=_where(raw.get("where")),
     )
     return (None if problems.items else rule), problems.items
+
+
+def _where(raw: dict[str, Any] | None) -> Where | None:
+    if raw is None:
+        return None
+    functions: list[str] = []
+    decorated: list[str] = []
+    for condition in raw["inside"]:
+        if isinstance(condition, dict):
+            target = functions if "function" in condition else decorated
+            target.extend(_patterns(condition.get("function") or condition.get("decorated")))
+    return Where("loop" in raw["inside"], tuple(functions), tuple(decorated), raw["otherwise"])
 
 
 def _inventory(raw: dict[str, Any]) -> str | None:

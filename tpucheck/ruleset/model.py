@@ -52,6 +52,16 @@ class Matcher:
 
 
 @dataclass(frozen=True, slots=True)
+class Where:
+    """Where a Python rule's severity holds; `otherwise` applies elsewhere ("skip": drop)."""
+
+    loop: bool
+    functions: tuple[str, ...]
+    decorated: tuple[str, ...]
+    otherwise: str
+
+
+@dataclass(frozen=True, slots=True)
 class Example:
     code: str
     path: str | None = None
@@ -84,6 +94,7 @@ class Rule:
     """"kernel" or "package": the report's inventory lists this rule's findings."""
     supersedes: tuple[str, ...] = ()
     """Rule ids whose findings within this rule's findings are dropped."""
+    where: Where | None = None
 
     @property
     def fix(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+from fnmatch import fnmatchcase
 import tokenize
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -12,8 +13,9 @@ import libcst as cst
 
 from tpucheck.analyzers.python.index import PythonIndex, build_python_index
 from tpucheck.analyzers.python.positions import node_ranges
-from tpucheck.analyzers.python.walker import Walker
+from tpucheck.analyzers.python.walker import Hit, Walker
 from tpucheck.findings import RawMatch, Span, Suppression, normalize_snippet, parse_suppression
+from tpucheck.ruleset.model import Where
 
 __all__ = ["PythonAnalysis", "PythonIndex", "analyze_source", "build_python_index", "find_suppressions"]
 
@@ -93,7 +95,13 @@ def analyze_source(text: str, index: PythonIndex, *, prefilter: bool = True) -> 
         line, column, end_line, end_column = ranges[id(hit.node)]
         if hit.start is not None:
             line, column = ranges[id(hit.start)][:2]
-        rule_id = hit.rule_matcher[0].id
+        rule = hit.rule_matcher[0]
+        rule_id = rule.id
+        severity = None
+        if rule.where is not None and not _inside(rule.where, hit):
+            if rule.where.otherwise == "skip":
+                continue
+            severity = rule.where.otherwise
         key = (rule_id, line, column)
         if key in seen:
             continue
@@ -108,9 +116,18 @@ def analyze_source(text: str, index: PythonIndex, *, prefilter: bool = True) -> 
                 snippet=snippet,
                 guarded=hit.guarded,
                 detail=hit.detail,
+                severity=severity,
             )
         )
     return result
+
+
+def _inside(where: Where, hit: Hit) -> bool:
+    if where.loop and hit.in_loop:
+        return True
+    if where.functions and any(fnmatchcase(f, p) for f in hit.functions for p in where.functions):
+        return True
+    return bool(where.decorated) and any(fnmatchcase(d, p) for d in hit.decorators for p in where.decorated)
 
 
 _DIRECTIVE = re.compile(r"#\s*tpucheck:")

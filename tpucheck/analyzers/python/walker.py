@@ -64,6 +64,11 @@ class Hit:
     start: cst.CSTNode | None = None
     """Where the span starts when not at `node`: a method call is reported from its name
     (`.cuda()`), not from the start of a long receiver expression."""
+    in_loop: bool = False
+    functions: tuple[str, ...] = ()
+    """Enclosing function names, outermost first."""
+    decorators: tuple[str, ...] = ()
+    """Resolved decorators of the enclosing functions."""
 
 
 class Walker:
@@ -77,6 +82,8 @@ class Walker:
         """Walking an assignment target: attribute matchers look for reads only."""
         self.decorated: str | None = None
         """The function or class whose decorators are being walked: it names kernels."""
+        self.functions: tuple[str, ...] = ()
+        self.decorators: tuple[str, ...] = ()
         self._device_names = index.device.names
 
     # -- entry -------------------------------------------------------------------------
@@ -130,7 +137,9 @@ class Walker:
             self.walk(child, ctx)
 
     def hit(self, rule_matcher: RuleMatcher, node: cst.CSTNode, detail: str | None = None, start: cst.CSTNode | None = None) -> None:
-        self.hits.append(Hit(rule_matcher, node, self.guard_depth > 0, detail, start))
+        self.hits.append(
+            Hit(rule_matcher, node, self.guard_depth > 0, detail, start, self.loop_depth > 0, self.functions, self.decorators)
+        )
 
     # -- names -------------------------------------------------------------------------
 
@@ -288,12 +297,17 @@ class Walker:
         self._walk_params(node.params)
         if node.returns is not None:
             self.walk(node.returns)
-        outer, outer_loops = self.scope, self.loop_depth
+        outer, outer_loops, outer_functions, outer_decorators = self.scope, self.loop_depth, self.functions, self.decorators
+        resolved = tuple(
+            q for q in (self.qualified(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) for d in node.decorators) if q
+        )
         self.scope, self.loop_depth = Scope(outer, node), 0
+        self.functions, self.decorators = (*outer_functions, node.name.value), (*outer_decorators, *resolved)
         try:
             self.walk(node.body)
         finally:
             self.scope, self.loop_depth = outer, outer_loops
+            self.functions, self.decorators = outer_functions, outer_decorators
 
     def on_lambda(self, node: cst.Lambda, ctx: str | None) -> None:
         self._walk_params(node.params)
@@ -324,6 +338,14 @@ class Walker:
             self.loop_depth -= 1
         if node.orelse is not None:
             self.walk(node.orelse)
+
+    def on_comprehension(self, node: cst.CSTNode, ctx: str | None) -> None:
+        """`[t.item() for t in ts]` runs its element once per item: a loop."""
+        self.loop_depth += 1
+        try:
+            self.walk_fields(node)
+        finally:
+            self.loop_depth -= 1
 
     def on_try(self, node: cst.Try, ctx: str | None) -> None:
         guarded = any(_catches(handler, self.index.guard_exceptions) for handler in node.handlers)
@@ -611,6 +633,10 @@ _HANDLERS: dict[type, Callable[[Walker, cst.CSTNode, str | None], None]] = {
     cst.For: Walker.on_loop,  # type: ignore[dict-item]
     cst.While: Walker.on_loop,  # type: ignore[dict-item]
     cst.Try: Walker.on_try,  # type: ignore[dict-item]
+    cst.ListComp: Walker.on_comprehension,  # type: ignore[dict-item]
+    cst.SetComp: Walker.on_comprehension,  # type: ignore[dict-item]
+    cst.DictComp: Walker.on_comprehension,  # type: ignore[dict-item]
+    cst.GeneratorExp: Walker.on_comprehension,  # type: ignore[dict-item]
     cst.If: Walker.on_if,  # type: ignore[dict-item]
     cst.Assign: Walker.on_assign,  # type: ignore[dict-item]
     cst.AnnAssign: Walker.on_ann_assign,  # type: ignore[dict-item]
