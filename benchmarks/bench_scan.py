@@ -2,6 +2,7 @@
 """How fast is a tpucheck scan, next to the cost of merely reading and parsing the tree?
 
     python benchmarks/bench_scan.py TREE [--jobs 2] [--sample-naive N] [--json]
+                                         [--rules PATH] [--no-prefilter] [--repeat K]
 
 One run over one tree measures, in this order:
 
@@ -17,8 +18,10 @@ One run over one tree measures, in this order:
    "python"), counting lines as the scan does;
 4. `ast.parse` of all of them, one core: the floor for any parser-based tool;
 5. `libcst.parse_module` of all of them, one core: what parsing everything with the parser
-   tpucheck uses costs. A scan with two workers should beat this (ratio < 1.0), which it
-   can only do because the prefilter spares it files no rule could match;
+   tpucheck uses costs. A scan with two workers should beat this (ratio < 1.0): it has
+   twice the cores and the prefilter spares it the files no rule could match, and all it
+   does besides parsing (start-up, reading, the walk, positions, the report) must fit in
+   what that saves;
 6. with `--sample-naive N`: the naive design (libcst `MetadataWrapper` resolving
    `PositionProvider` and `QualifiedNameProvider` for a trivial visitor) on a deterministic
    sample of N files, extrapolated to the whole tree by its lines per second.
@@ -50,7 +53,7 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
@@ -64,7 +67,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProv
 from tpucheck.analyzers import build_context  # noqa: E402
 from tpucheck.analyzers.python import MAX_BRACKET_DEPTH, bracket_depth  # noqa: E402
 from tpucheck.discovery import SourceFile, discover  # noqa: E402
-from tpucheck.ruleset import load_ruleset  # noqa: E402
+from tpucheck.ruleset import RuleFileError, load_ruleset  # noqa: E402
+from tpucheck.ruleset.loader import builtin_rules_dir  # noqa: E402
 from tpucheck.sourcetext import SourceTextError, decode  # noqa: E402
 
 
@@ -79,6 +83,14 @@ class Stage:
     failed: int = 0
     cores: int = 1
     note: str = ""
+    others_cpu_seconds: float | None = None
+    """CPU time the rest of the machine used meanwhile (from /proc/stat, 10 ms ticks)."""
+    cpu_seconds: float | None = None
+    """User + system CPU time. A one-core row whose CPU time falls well short of its wall
+    time was measured under contention. The converse does not hold: a neighbour busy on
+    the SMT sibling of our core slows it down without taking any of its CPU time."""
+    seconds_all: list[float] = field(default_factory=list)
+    """Every repetition's wall time (`--repeat`); `seconds` is the smallest."""
 
     @property
     def lines_per_second(self) -> float:
@@ -92,6 +104,9 @@ class ScanRun:
     jobs: int
     prefilter: bool
     seconds: float
+    cpu_seconds: float
+    """Of the CLI process and every worker it reaped."""
+    others_cpu_seconds: float | None
     max_rss_kib: int
     files_found: int
     files_analyzed: int
@@ -101,8 +116,17 @@ class ScanRun:
     lines_scanned: int
     findings: int
     suppressed: int
+    rules: int = 0
+    rules_digest: str = ""
+    """Of the rule ids the scan reports having run: two scans compare only if these agree."""
+    findings_digest: str = ""
+    """Of every finding's fingerprint, rule and position: equal across worker counts, or a bug."""
     errors_by_kind: dict[str, int] = field(default_factory=dict)
     error_samples: dict[str, list[str]] = field(default_factory=dict)
+    seconds_all: list[float] = field(default_factory=list)
+
+
+T = TypeVar("T")
 
 
 class BenchError(Exception):
@@ -110,6 +134,37 @@ class BenchError(Exception):
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def system_busy_seconds() -> float | None:
+    """CPU time every process on the machine has used since boot (Linux /proc/stat), or None."""
+    try:
+        with open("/proc/stat", encoding="ascii") as handle:
+            fields = handle.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != "cpu":
+        return None
+    ticks = [int(x) for x in fields[1:]]
+    busy = sum(ticks[:8]) - ticks[3] - ticks[4]  # user..steal, less idle and iowait
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+class Clock:
+    """Wall and CPU time of this process from creation to `elapsed()`, and the CPU time
+    other processes used meanwhile: the direct measure of a busy neighbour."""
+
+    def __init__(self) -> None:
+        self.wall = time.perf_counter()
+        self.cpu = time.process_time()
+        self.busy = system_busy_seconds()
+
+    def elapsed(self, children_cpu: float = 0.0) -> tuple[float, float, float | None]:
+        """(wall, this process's CPU, everyone else's CPU but `children_cpu`)."""
+        wall, cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
+        busy = system_busy_seconds()
+        others = None if busy is None or self.busy is None else max(0.0, busy - self.busy - cpu - children_cpu)
+        return wall, cpu, others
 
 
 def count_lines(text: str) -> int:
@@ -125,21 +180,44 @@ def subprocess_env() -> dict[str, str]:
     return env
 
 
-def run_measured(argv: Sequence[str]) -> tuple[float, int, int, str]:
-    """Run argv; return (wall seconds, peak RSS KiB of it and its descendants, exit code, stderr).
+def run_measured(argv: Sequence[str]) -> tuple[float, float, float | None, int, int, str]:
+    """Run argv; return (wall seconds, CPU seconds of it and the descendants it reaped,
+    other processes' CPU seconds meanwhile, peak RSS KiB of it and its descendants, exit
+    code, stderr).
 
     `os.wait4` gives the rusage of this one child including the workers it reaped, which
     `RUSAGE_CHILDREN` cannot once several scans have run.
     """
     with tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
+        clock = Clock()
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=subprocess_env())
         _, status, usage = os.wait4(proc.pid, 0)
-        seconds = time.perf_counter() - start
+        cpu = usage.ru_utime + usage.ru_stime
+        seconds, _, others = clock.elapsed(children_cpu=cpu)
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         stderr = err.read().decode("utf-8", "replace")
-    return seconds, usage.ru_maxrss, proc.returncode, stderr
+    return seconds, cpu, others, usage.ru_maxrss, proc.returncode, stderr
+
+
+def digest(items: Sequence[str]) -> str:
+    return hashlib.sha1("\n".join(items).encode("utf-8")).hexdigest()[:12]
+
+
+def rule_files_digest(extra: Sequence[str]) -> str:
+    """Of the built-in and extra rule files' bytes: the rule base is data that may be edited
+    while a run is under way, and the prefilter (hence the timing) depends on it."""
+    paths: list[Path] = sorted(builtin_rules_dir().glob("*.yaml"))
+    for item in map(Path, extra):
+        paths += sorted(item.rglob("*.y*ml")) if item.is_dir() else [item]
+    hasher = hashlib.sha1()
+    for path in paths:
+        hasher.update(str(path).encode("utf-8") + b"\0")
+        try:
+            hasher.update(path.read_bytes())
+        except OSError:
+            hasher.update(b"<unreadable>")
+    return hasher.hexdigest()[:12]
 
 
 def sample_key(path: str) -> str:
@@ -150,15 +228,20 @@ def sample_key(path: str) -> str:
 # --------------------------------------------------------------------------- stages
 
 
-def discover_files(tree: str, rules: Sequence[str]) -> tuple[Stage, list[SourceFile], list[SourceFile]]:
+def discover_files(tree: str, rules: Sequence[str]) -> tuple[Stage, list[SourceFile], list[SourceFile], str]:
     """The scan's own file set: every file (for warming) and the Python ones."""
-    context = build_context(load_ruleset(list(rules)))
-    start = time.perf_counter()
+    try:
+        ruleset = load_ruleset(list(rules))
+    except RuleFileError as exc:
+        raise BenchError(f"invalid rule file: {exc}") from None
+    context = build_context(ruleset)
+    described = f"{len(ruleset.rules)} rules, {len(context.python.needles)} prefilter needles"
+    clock = Clock()
     found = discover(tree, extra_globs=context.other_globs)
-    seconds = time.perf_counter() - start
+    seconds, cpu, others = clock.elapsed()
     python = [f for f in found.files if "python" in f.kinds]
-    stage = Stage("discover", seconds, len(found.files), 0, note=f"{len(python)} Python, {len(found.skipped)} skipped")
-    return stage, found.files, python
+    stage = Stage("discover", seconds, len(found.files), 0, note=f"{len(python)} Python, {len(found.skipped)} skipped", others_cpu_seconds=others, cpu_seconds=cpu)
+    return stage, found.files, python, described
 
 
 def warm_cache(files: Sequence[SourceFile]) -> int:
@@ -177,7 +260,7 @@ def read_python(files: Sequence[SourceFile]) -> tuple[Stage, dict[str, str], dic
     texts: dict[str, str] = {}
     lines: dict[str, int] = {}
     failed = 0
-    start = time.perf_counter()
+    clock = Clock()
     for source in files:
         try:
             with open(source.abspath, "rb") as handle:
@@ -187,14 +270,15 @@ def read_python(files: Sequence[SourceFile]) -> tuple[Stage, dict[str, str], dic
             continue
         texts[source.path] = text
         lines[source.path] = count_lines(text)
-    seconds = time.perf_counter() - start
-    return Stage("read", seconds, len(texts), sum(lines.values()), failed, note="read + decode (PEP 263) + count"), texts, lines
+    seconds, cpu, others = clock.elapsed()
+    stage = Stage("read", seconds, len(texts), sum(lines.values()), failed, note="read + decode (PEP 263) + count", others_cpu_seconds=others, cpu_seconds=cpu)
+    return stage, texts, lines
 
 
 def parse_ast(texts: dict[str, str], lines: dict[str, int]) -> Stage:
     failed = 0
     parsed_lines = 0
-    start = time.perf_counter()
+    clock = Clock()
     for path, text in texts.items():
         try:
             ast.parse(text, filename=path)
@@ -202,8 +286,8 @@ def parse_ast(texts: dict[str, str], lines: dict[str, int]) -> Stage:
             failed += 1
             continue
         parsed_lines += lines[path]
-    seconds = time.perf_counter() - start
-    return Stage("ast.parse", seconds, len(texts) - failed, parsed_lines, failed, note="all Python files, in memory")
+    seconds, cpu, others = clock.elapsed()
+    return Stage("ast.parse", seconds, len(texts) - failed, parsed_lines, failed, note="all Python files, in memory", others_cpu_seconds=others, cpu_seconds=cpu)
 
 
 def parse_libcst(texts: dict[str, str], lines: dict[str, int], too_deep: set[str]) -> tuple[Stage, dict[str, float], Counter[str]]:
@@ -216,7 +300,7 @@ def parse_libcst(texts: dict[str, str], lines: dict[str, int], too_deep: set[str
     failures: Counter[str] = Counter()
     cst.parse_module("pass\n")  # the native parser's first-call setup, untimed
     clock = time.perf_counter
-    start = clock()
+    total = Clock()
     for path, text in texts.items():
         if path in too_deep:
             failures["too-deep"] += 1
@@ -236,9 +320,9 @@ def parse_libcst(texts: dict[str, str], lines: dict[str, int], too_deep: set[str
             failures[type(exc).__name__] += 1
             continue
         per_file[path] = clock() - began
-    seconds = clock() - start
+    seconds, cpu, others = total.elapsed()
     note = "failed: " + ", ".join(f"{k} {v}" for k, v in sorted(failures.items())) if failures else "all Python files, in memory"
-    stage = Stage("libcst.parse_module", seconds, len(per_file), sum(lines[p] for p in per_file), sum(failures.values()), note=note)
+    stage = Stage("libcst.parse_module", seconds, len(per_file), sum(lines[p] for p in per_file), sum(failures.values()), note=note, others_cpu_seconds=others, cpu_seconds=cpu)
     return stage, per_file, failures
 
 
@@ -262,18 +346,21 @@ def naive_sample(texts: dict[str, str], lines: dict[str, int], parse_seconds: di
     sample = sorted(parse_seconds, key=sample_key)[:n]
     MetadataWrapper(cst.parse_module("import os\nos.f()\n")).visit(_TrivialVisitor())  # imports and caches, untimed
     seconds = 0.0
+    cpu = 0.0
     failed = 0
     done_lines = 0
     done_parse = 0.0
     for path in sample:
-        began = time.perf_counter()
+        clock = Clock()
         try:
             module = cst.parse_module(texts[path])
             MetadataWrapper(module).visit(_TrivialVisitor())
         except Exception:  # noqa: BLE001 - RecursionError and metadata failures alike
             failed += 1
             continue
-        seconds += time.perf_counter() - began
+        wall, used, _ = clock.elapsed()
+        seconds += wall
+        cpu += used
         done_lines += lines[path]
         done_parse += parse_seconds[path]
     return {
@@ -281,6 +368,7 @@ def naive_sample(texts: dict[str, str], lines: dict[str, int], parse_seconds: di
         "failed": failed,
         "lines": done_lines,
         "seconds": seconds,
+        "cpu_seconds": cpu,
         "lines_per_second": done_lines / seconds if seconds else 0.0,
         "parse_only_seconds": done_parse,
         "overhead_vs_parse": seconds / done_parse if done_parse else 0.0,
@@ -295,7 +383,7 @@ def run_scan(tree: str, jobs: int, rules: Sequence[str], prefilter: bool = True)
             argv += ["--rules", extra]
         if not prefilter:
             argv.append("--no-prefilter")
-        seconds, rss, code, stderr = run_measured(argv)
+        seconds, cpu, others, rss, code, stderr = run_measured(argv)
         if code not in (0, 1) or not os.path.exists(report):
             last = stderr.strip().splitlines()[-1] if stderr.strip() else "no output"
             raise BenchError(f"tpucheck scan -j {jobs} exited with {code}: {last}")
@@ -312,6 +400,8 @@ def run_scan(tree: str, jobs: int, rules: Sequence[str], prefilter: bool = True)
         jobs=jobs,
         prefilter=prefilter,
         seconds=seconds,
+        cpu_seconds=cpu,
+        others_cpu_seconds=others,
         max_rss_kib=rss,
         files_found=coverage["files_found"],
         files_analyzed=coverage["files_analyzed"],
@@ -321,18 +411,38 @@ def run_scan(tree: str, jobs: int, rules: Sequence[str], prefilter: bool = True)
         lines_scanned=coverage["lines_scanned"],
         findings=len(data["findings"]),
         suppressed=len(data["suppressed"]),
+        rules=len(data["rules"]),
+        rules_digest=digest(data["rules"]),
+        findings_digest=digest(sorted(f"{f['fingerprint']} {f['rule']} {f['path']}:{f['line']}:{f['column']}" for f in data["findings"])),
         errors_by_kind=dict(sorted(kinds.items())),
         error_samples=samples,
     )
 
 
+def best_of(repeat: int, measure_once: Callable[[], T], seconds: Callable[[T], float]) -> tuple[T, list[T]]:
+    """The fastest of `repeat` runs, and all of them: on a shared machine noise only ever
+    adds time, so the minimum is the least disturbed estimate."""
+    runs = [measure_once() for _ in range(repeat)]
+    return min(runs, key=seconds), runs
+
+
 def startup_seconds() -> float:
     """What every CLI run pays before scanning: interpreter, imports (libcst, typer, rich...)."""
-    seconds, _, _, _ = run_measured([sys.executable, "-m", "tpucheck", "--version"])
+    seconds, _, _, _, _, _ = run_measured([sys.executable, "-m", "tpucheck", "--version"])
     return seconds
 
 
 # --------------------------------------------------------------------------- report
+
+
+def contended(stage: Stage) -> bool:
+    """Other processes used more than 5% of a core on average while this row ran, or a
+    one-core row got less than 90% of its core (when /proc/stat is not there)."""
+    if stage.seconds < 2:
+        return False
+    if stage.others_cpu_seconds is not None:
+        return stage.others_cpu_seconds > 0.05 * stage.seconds
+    return stage.cores == 1 and stage.cpu_seconds is not None and stage.cpu_seconds < 0.9 * stage.seconds
 
 
 def _ratio(a: float, b: float) -> float | None:
@@ -342,24 +452,46 @@ def _ratio(a: float, b: float) -> float | None:
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     tree = args.tree
     rules = list(args.rules or [])
-    discovery, all_files, python_files = discover_files(tree, rules)
+    # Before this process grows: a child forked later is charged the parent's RSS in
+    # ru_maxrss, and platform.platform() forks `uname -p`.
+    machine = {
+        "python": platform.python_version(),
+        "libcst": _dist_version("libcst"),
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "load_average_at_start": round(os.getloadavg()[0], 2),
+    }
+    rules_before = rule_files_digest(rules)
+    discovery, all_files, python_files, rules_described = discover_files(tree, rules)
     warmed = warm_cache(all_files)
 
     startup = startup_seconds()
-    scan_n = run_scan(tree, args.jobs, rules)
-    scan_1 = run_scan(tree, 1, rules) if args.jobs != 1 else scan_n
-    full = run_scan(tree, args.jobs, rules, prefilter=False) if args.no_prefilter else None
+    repeat = args.repeat
+    every_scan: list[ScanRun] = []
+
+    def scans_of(jobs: int, prefilter: bool = True) -> ScanRun:
+        best, runs = best_of(repeat, lambda: run_scan(tree, jobs, rules, prefilter), lambda run: run.seconds)
+        best.seconds_all = [r.seconds for r in runs]
+        best.max_rss_kib = max(r.max_rss_kib for r in runs)
+        every_scan.extend(runs)
+        return best
+
+    scan_n = scans_of(args.jobs)
+    scan_1 = scans_of(1) if args.jobs != 1 else scan_n
+    full = scans_of(args.jobs, prefilter=False) if args.no_prefilter else None
 
     read, texts, lines = read_python(python_files)
     too_deep = {p for p, t in texts.items() if bracket_depth(t) > MAX_BRACKET_DEPTH}
-    ast_stage = parse_ast(texts, lines)
-    cst_stage, parse_seconds, _ = parse_libcst(texts, lines, too_deep)
+    ast_stage, ast_runs = best_of(repeat, lambda: parse_ast(texts, lines), lambda stage: stage.seconds)
+    ast_stage.seconds_all = [r.seconds for r in ast_runs]
+    (cst_stage, parse_seconds, _), cst_runs = best_of(repeat, lambda: parse_libcst(texts, lines, too_deep), lambda run: run[0].seconds)
+    cst_stage.seconds_all = [r[0].seconds for r in cst_runs]
     naive = naive_sample(texts, lines, parse_seconds, args.sample_naive) if args.sample_naive else None
 
     def scan_stage(run: ScanRun, label: str) -> Stage:
         screened = run.files_analyzed - run.files_parsed
         note = f"parsed {run.files_parsed}, screened out {screened}, errors {run.files_errored}, findings {run.findings}"
-        return Stage(label, run.seconds, run.files_analyzed, run.lines_scanned, run.files_errored, run.jobs, note)
+        return Stage(label, run.seconds, run.files_analyzed, run.lines_scanned, run.files_errored, run.jobs, note, run.others_cpu_seconds, run.cpu_seconds, run.seconds_all)
 
     stages = [discovery, read, ast_stage, cst_stage]
     stages.append(scan_stage(scan_n, f"tpucheck scan -j {args.jobs}"))
@@ -392,15 +524,20 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         ratios[f"naive_over_scan_j{args.jobs}"] = _ratio(naive["extrapolated_seconds"], scan_n.seconds)
         ratios["naive_over_scan_j1"] = _ratio(naive["extrapolated_seconds"], scan_1.seconds)
 
+    rules_after = rule_files_digest(rules)
+    checks = {
+        "rule_files_unchanged": rules_before == rules_after,
+        "same_rules_all_scans": len({r.rules_digest for r in every_scan}) == 1,
+        "same_findings_all_scans": len({r.findings_digest for r in every_scan}) == 1,
+        "contended": [s.name for s in stages if contended(s)],
+    }
     return {
         "tree": os.path.abspath(tree),
-        "machine": {
-            "python": platform.python_version(),
-            "libcst": getattr(cst, "__version__", None) or _dist_version("libcst"),
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-        },
-        "rules": rules or ["built-in"],
+        "machine": machine,
+        "rules": (rules or ["built-in"]) + [rules_described],
+        "rule_files_digest": rules_before if checks["rule_files_unchanged"] else f"{rules_before} -> {rules_after}",
+        "checks": checks,
+        "repeat": repeat,
         "page_cache": f"warm: {len(all_files)} files ({warmed / 1e6:.1f} MB) read once, untimed, before any measurement",
         "python_files": len(python_files),
         "python_lines": read.lines,
@@ -420,6 +557,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _dist_version(name: str) -> str | None:
+    """libcst has no __version__ attribute."""
     try:
         from importlib.metadata import version
 
@@ -431,21 +569,35 @@ def _dist_version(name: str) -> str | None:
 def format_table(data: dict[str, Any]) -> str:
     out = [
         f"tree: {data['tree']}",
-        f"python {data['machine']['python']}, libcst {data['machine']['libcst']}, {data['machine']['cpus']} cpus; rules: {', '.join(data['rules'])}",
+        f"python {data['machine']['python']}, libcst {data['machine']['libcst']}, {data['machine']['cpus']} cpus, load average {data['machine']['load_average_at_start']} at start",
+        f"rules: {', '.join(data['rules'])} (files digest {data['rule_files_digest']})",
         f"page cache: {data['page_cache']}",
+        *([f"seconds: fastest of {data['repeat']} runs of each scan and parse baseline (all runs in the notes)"] if data["repeat"] > 1 else []),
         f"{data['python_files']} Python files, {data['python_lines']:,} lines; CLI startup (python -m tpucheck --version) {data['startup_seconds']:.2f} s",
         "",
     ]
-    header = ("stage", "cores", "seconds", "files", "lines", "lines/s", "failed", "note")
+    header = ("stage", "cores", "seconds", "cpu s", "others", "files", "lines", "lines/s", "failed", "note")
     rows = [
-        (s["name"], str(s["cores"]), f"{s['seconds']:.2f}", f"{s['files']:,}", f"{s['lines']:,}" if s["lines"] else "-",
-         f"{s['lines_per_second']:,.0f}" if s["lines"] else "-", str(s["failed"]), s["note"])
+        (s["name"], str(s["cores"]), f"{s['seconds']:.2f}", "-" if s["cpu_seconds"] is None else f"{s['cpu_seconds']:.2f}",
+         "-" if s["others_cpu_seconds"] is None else f"{s['others_cpu_seconds']:.2f}", f"{s['files']:,}", f"{s['lines']:,}" if s["lines"] else "-",
+         f"{s['lines_per_second']:,.0f}" if s["lines"] else "-", str(s["failed"]),
+         s["note"] + (f"; runs {', '.join(f'{x:.2f}' for x in s['seconds_all'])}" if len(s["seconds_all"]) > 1 else ""))
         for s in data["stages"]
     ]  # fmt: skip
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
     for row in [header, *rows]:
         cells = [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
         out.append("  ".join(cells) + "  " + row[-1])
+    checks = data["checks"]
+    if checks["contended"]:
+        out += ["", "WARNING: CPU contention (other processes used over 5% of a core meanwhile): " + ", ".join(checks["contended"])]
+    same_findings = "yes" if checks["same_findings_all_scans"] else "NO"
+    out += ["", f"checks: rule files unchanged during the run: {'yes' if checks['rule_files_unchanged'] else 'NO'}; "
+            f"same rule ids in every scan: {'yes' if checks['same_rules_all_scans'] else 'NO'}; same findings in every scan: {same_findings}"]  # fmt: skip
+    if not checks["rule_files_unchanged"]:
+        out.append("WARNING: the rule files changed during the run: the scans may not be comparable")
+    elif not checks["same_findings_all_scans"]:
+        out.append("WARNING: same rules, different findings: the worker count changes the results (a bug)")
     out += ["", "ratios:"]
     for name, value in data["ratios"].items():
         out.append(f"  {name:<40} {'n/a' if value is None else (f'{value:,.0f}' if value >= 1000 else f'{value:.3f}')}")
@@ -470,12 +622,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON instead of a table")
     parser.add_argument("--rules", action="append", metavar="PATH", help="extra rule file/directory, passed to the scan (repeatable)")
     parser.add_argument("--no-prefilter", action="store_true", help="also time a scan that parses every Python file")
+    parser.add_argument("--repeat", type=int, default=1, metavar="K", help="run each scan and parse baseline K times and keep the fastest (default 1)")
     args = parser.parse_args(argv)
     if not os.path.exists(args.tree):
         print(f"bench_scan: no such file or directory: {args.tree}", file=sys.stderr)
         return 2
-    if args.jobs < 1 or args.sample_naive < 0:
-        print("bench_scan: --jobs must be >= 1 and --sample-naive >= 0", file=sys.stderr)
+    if args.jobs < 1 or args.sample_naive < 0 or args.repeat < 1:
+        print("bench_scan: --jobs and --repeat must be >= 1, --sample-naive >= 0", file=sys.stderr)
         return 2
     try:
         data = measure(args)
