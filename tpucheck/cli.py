@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import sys
@@ -12,13 +13,13 @@ from typing import Optional
 
 import typer
 
-from tpucheck import __version__
+from tpucheck import __version__, ruledocs
 from tpucheck.engine import ScanOptions, default_jobs, scan
 from tpucheck.findings import CATEGORIES, SEVERITIES, severity_rank
 from tpucheck.reports import FORMATS
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import RuleFileError, SelectionError, load_ruleset, select_rules
-from tpucheck.ruleset.model import Ruleset
+from tpucheck.ruleset.model import Rule, Ruleset
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_BUG = 0, 1, 2, 3
 
@@ -147,34 +148,95 @@ def _gate(result: ScanResult, fail_under: Optional[float], fail_on: Optional[str
     return EXIT_OK
 
 
+RULE_FORMATS = ("terminal", "json", "markdown")
+
+
 @app.command("rules")
 def rules_command(
     category: Optional[str] = typer.Option(None, "--category", help=f"Only this category: {', '.join(CATEGORIES)}."),
-    severity: Optional[str] = typer.Option(None, "--severity", help="Only this severity."),
-    output_format: str = typer.Option("terminal", "--format", "-f", help="terminal or json."),
+    severity: Optional[str] = typer.Option(None, "--severity", help=f"Only this severity: {', '.join(SEVERITIES)}."),
+    output_format: str = typer.Option("terminal", "--format", "-f", help="terminal (one line per rule), json, or markdown (the docs/rules.md page)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
     rules: Optional[list[Path]] = typer.Option(None, "--rules", help="Extra rule file or directory (repeatable)."),
 ) -> None:
-    """List the rules tpucheck applies."""
+    """List the rules tpucheck applies; `--format markdown -o docs/rules.md` regenerates the docs."""
+    _check_format(output_format)
+    if category is not None and category not in CATEGORIES:
+        raise UsageProblem(f"unknown category {category!r}: choose one of {', '.join(CATEGORIES)}")
+    if severity is not None and severity not in SEVERITIES:
+        raise UsageProblem(f"unknown severity {severity!r}: choose one of {', '.join(SEVERITIES)}")
     ruleset = _load_rules(rules, None, None)
     chosen = [r for r in ruleset.rules if (category is None or r.category == category) and (severity is None or r.severity == severity)]
     if output_format == "json":
-        rows = [
-            {"id": r.id, "name": r.name, "category": r.category, "severity": r.severity, "confidence": r.confidence, "affects": list(r.affects), "message": r.message, "fix": r.fix, "docs": list(r.docs)}
-            for r in chosen
-        ]
-        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
-        return
-    if output_format != "terminal":
-        raise UsageProblem(f"unknown format {output_format!r}: choose terminal or json")
-    from rich.console import Console
-    from rich.table import Table
+        _write_text(json.dumps([ruledocs.rule_to_dict(r) for r in chosen], indent=2, ensure_ascii=False) + "\n", output)
+    elif output_format == "markdown":
+        _write_text(ruledocs.markdown_page(chosen), output)
+    else:
+        _write_rich(ruledocs.terminal_table(chosen), output)
 
-    table = Table(show_edge=False)
-    for column in ("id", "name", "category", "severity", "message"):
-        table.add_column(column, overflow="fold")
-    for rule in chosen:
-        table.add_row(rule.id, rule.name, rule.category, rule.severity, rule.message)
-    Console(highlight=False).print(table)
+
+@app.command("explain")
+def explain_command(
+    rule_ref: str = typer.Argument(..., metavar="ID-OR-NAME", help="A rule id (CA001, any case) or name (tensor-item).", show_default=False),
+    output_format: str = typer.Option("terminal", "--format", "-f", help="terminal, json or markdown."),
+    rules: Optional[list[Path]] = typer.Option(None, "--rules", help="Extra rule file or directory (repeatable)."),
+) -> None:
+    """Explain one rule: why it matters on TPU, the fix per target, what it matches, examples, sources."""
+    _check_format(output_format)
+    rule = _find_rule(_load_rules(rules, None, None), rule_ref)
+    if output_format == "json":
+        _write_text(json.dumps(ruledocs.rule_to_dict(rule), indent=2, ensure_ascii=False) + "\n", None)
+    elif output_format == "markdown":
+        _write_text(ruledocs.markdown_rule(rule), None)
+    else:
+        _write_rich(ruledocs.terminal_rule(rule), None)
+
+
+def _check_format(output_format: str) -> None:
+    if output_format not in RULE_FORMATS:
+        raise UsageProblem(f"unknown format {output_format!r}: choose one of {', '.join(RULE_FORMATS)}")
+
+
+def _find_rule(ruleset: Ruleset, ref: str) -> Rule:
+    """By id (any case) or by name; a miss names up to three close ids or names."""
+    wanted = ref.strip().lower()
+    for rule in ruleset.rules:
+        if wanted in (rule.id.lower(), rule.name.lower()):
+            return rule
+    candidates: dict[str, str] = {}
+    for rule in ruleset.rules:
+        candidates.setdefault(rule.id.lower(), rule.id)
+        candidates.setdefault(rule.name.lower(), rule.name)
+    close = [candidates[c] for c in difflib.get_close_matches(wanted, list(candidates), n=3)]
+    hint = f"; did you mean {', '.join(close)}?" if close else "; `tpucheck rules` lists them"
+    raise UsageProblem(f"unknown rule {ref!r}{hint}")
+
+
+def _write_text(text: str, output: Optional[Path]) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        with open(output, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+    except OSError as exc:
+        raise UsageProblem(f"cannot write {output}: {exc.strerror or exc}") from None
+
+
+def _write_rich(renderable: object, output: Optional[Path]) -> None:
+    """Colour only on a terminal (and never with NO_COLOR); plain text otherwise, 110 columns
+    wide and without the trailing spaces rich pads lines with (files and pipes stay clean)."""
+    import io
+
+    from rich.console import Console
+
+    colour = output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    if colour:
+        Console(force_terminal=True, highlight=False).print(renderable)
+        return
+    buffer = io.StringIO()
+    Console(file=buffer, force_terminal=False, no_color=True, width=110, highlight=False).print(renderable)
+    _write_text("".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines()), output)
 
 
 def main() -> None:

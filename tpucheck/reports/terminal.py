@@ -7,6 +7,7 @@ findings themselves, then what could not be read.
 
 from __future__ import annotations
 
+import re
 from typing import TextIO
 
 from rich.console import Console, Group
@@ -143,8 +144,8 @@ def _findings(findings: list[Finding]) -> Group:
                 (f"{finding.severity:<8}", SEVERITY_STYLE[finding.severity]),
                 (where, "bold"),
                 " ",
-                (finding.rule, "magenta"),
-                f" {finding.message}",
+                (f"{finding.rule} {finding.name}", "magenta"),
+                f" {_headline(finding.message)}",
                 (" (optional path)" if finding.guarded else "", "dim"),
             )
         )
@@ -179,6 +180,14 @@ def _coverage_line(result: ScanResult) -> Text:
         f"{len(result.suppressed)} findings suppressed",
     ]
     return Text("Coverage: " + ", ".join(parts), style="dim")
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(`\"])")
+
+
+def _headline(message: str) -> str:
+    """The first sentence: a finding's line must stay readable; `explain` has the rest."""
+    return _shorten(_SENTENCE_END.split(message, 1)[0], 120)
 
 
 def _shorten(text: str, limit: int) -> str:

@@ -1,0 +1,523 @@
+"""Rule knowledge as people read it: `tpucheck rules`, `tpucheck explain` and docs/rules.md.
+
+The rules' YAML already holds everything a user needs to act on a finding (why it matters
+on a TPU, the fix per target, what is matched, examples both ways, sources). This module
+only renders it — as a compact table, a terminal page per rule, JSON, and one Markdown
+page — so all of them say the same thing, and every finding's help link (`help_uri`)
+lands on a section that exists. Rendering is deterministic (no dates, no versions, no
+machine paths), so docs/rules.md can be checked against the rules by a test.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from typing import Any, Iterable, Literal, Sequence
+
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from tpucheck.findings import CATEGORIES
+from tpucheck.ruleset.model import ArgConstraint, Example, Matcher, Rule, Where
+from tpucheck.scoring import CONFIDENCE_FACTOR, SEVERITY_WEIGHT
+
+HELP_BASE = "https://github.com/tpucheck/tpucheck/blob/main/docs/rules.md"
+"""Where docs/rules.md is published; the one place to change when the project moves."""
+
+REGENERATE_COMMAND = "python -m tpucheck rules --format markdown -o docs/rules.md"
+"""How docs/rules.md is made; printed in the page itself and by the test that guards it."""
+
+SEVERITY_MEANING = {
+    "blocker": "no TPU path without a rewrite or a replacement: a custom kernel, a CUDA-only package or build",
+    "major": "breaks on a TPU, or runs much slower there, until the code changes",
+    "minor": "a small, mechanical change",
+    "info": "worth knowing before the move; not scored",
+}
+
+SEVERITY_STYLE = {"blocker": "bold red", "major": "yellow", "minor": "cyan", "info": "dim"}
+CODE_STYLE = "cyan"
+
+_EFFORT_PER = {"occurrence": "per occurrence", "file": "per file", "project": "once per project"}
+
+
+def anchor(rule: Rule) -> str:
+    """The rule's fragment in docs/rules.md: its id lowercased, stable across renames."""
+    return rule.id.lower()
+
+
+def help_uri(rule: Rule) -> str:
+    """The page a finding of this rule links to (JSON report, SARIF `helpUri`)."""
+    return f"{HELP_BASE}#{anchor(rule)}"
+
+
+# --- Rule facts as short phrases ---------------------------------------------------------
+
+SegmentKind = Literal["text", "code", "regex"]
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A piece of a phrase: each renderer styles code and regexes its own way."""
+
+    text: str
+    kind: SegmentKind = "text"
+
+
+def _t(text: str) -> Segment:
+    return Segment(text)
+
+
+def _c(text: str) -> Segment:
+    return Segment(text, "code")
+
+
+def _r(pattern: str) -> Segment:
+    return Segment(pattern, "regex")
+
+
+def _listed(items: Sequence[str], wrap: Any = _c, last: str = " or ") -> list[Segment]:
+    """`a`, `b` or `c`."""
+    out: list[Segment] = []
+    for index, item in enumerate(items):
+        if index:
+            out.append(_t(last if index == len(items) - 1 else ", "))
+        out.append(wrap(item))
+    return out
+
+
+def _ordinal(position: int) -> str:
+    number = position + 1
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"
+
+
+def _argument(arg: ArgConstraint) -> list[Segment]:
+    """`device_type=` or 1st argument: how the rules' `args` entries read."""
+    names: list[Segment] = []
+    if arg.name is not None:
+        names.append(_c(f"{arg.name}="))
+    if arg.position is not None:
+        names.append(_t(f"{' or ' if names else ''}{_ordinal(arg.position)} argument"))
+    if arg.missing:
+        return [_t("without "), *names]
+    if arg.value is None:
+        return [_t("with "), *names]
+    return [_t("with "), *names, _t(" matching "), _r(arg.value.pattern)]
+
+
+def _arguments(args: Iterable[ArgConstraint]) -> list[Segment]:
+    out: list[Segment] = []
+    for index, arg in enumerate(args):
+        out.extend(([_t(", ")] if index else [_t(" ")]) + _argument(arg))
+    return out
+
+
+def describe_matcher(matcher: Matcher) -> list[Segment]:
+    """One matcher as a phrase: `call torch.cuda.synchronize`, `dependency flash-attn`."""
+    kind, patterns = matcher.kind, matcher.patterns
+    if kind == "call":
+        return [_t("call "), *_listed(patterns), *_arguments(matcher.args)]
+    if kind == "reference":
+        return [_t("reference to "), *_listed(patterns), _t(" (any use of the name or a longer one)")]
+    if kind == "import":
+        return [_t("import of "), *_listed(patterns), _t(" (or a submodule)")]
+    if kind == "decorator":
+        return [_t("decorator "), *_listed([f"@{p}" for p in patterns]), *_arguments(matcher.args)]
+    if kind == "method":
+        out = [_t("method "), *_listed([f".{p}()" for p in patterns])]
+        if matcher.arity is not None:
+            out.append(_t(f" with {matcher.arity} argument{'' if matcher.arity == 1 else 's'}"))
+        return out + _arguments(matcher.args)
+    if kind == "attribute":
+        return [_t("attribute "), *_listed([f".{p}" for p in patterns])]
+    if kind == "keyword":
+        out = [_t("keyword "), *_listed([f"{p}=" for p in patterns])]
+        if matcher.value is not None:
+            out += [_t(" with a value matching "), _r(matcher.value.pattern)]
+        if matcher.in_call:
+            out += [_t(" in calls to "), *_listed(matcher.in_call)]
+        return out
+    if kind == "string":
+        pattern = matcher.regex.pattern if matcher.regex is not None else ""
+        return [_t("string "), _r(pattern), _t(f" in {'/'.join(matcher.contexts)} contexts")]
+    if kind == "native":
+        pattern = matcher.regex.pattern if matcher.regex is not None else ""
+        out = [_t("C/C++/CUDA code matching "), _r(pattern)]
+        if matcher.files:
+            out += [_t(" in files "), *_listed(matcher.files)]
+        return out
+    if kind == "dependency":
+        out = [_t("dependency "), *_listed(patterns)]
+        if matcher.regex is not None:
+            out += [_t(" with a version or URL matching "), _r(matcher.regex.pattern)]
+        return out
+    if kind == "file":
+        out = [_t("file "), *_listed(patterns)]
+        if matcher.regex is not None:
+            out += [_t(" with a line matching "), _r(matcher.regex.pattern)]
+            if matcher.keep_comments:
+                out.append(_t(" (comment lines included)"))
+        return out
+    return [_t(kind + " "), *_listed(patterns)]
+
+
+def describe_where(rule: Rule) -> list[Segment] | None:
+    """When the rule's severity holds (its `where`), or None: everywhere it matches."""
+    where: Where | None = rule.where
+    if where is None:
+        return None
+    places: list[list[Segment]] = []
+    if where.loop:
+        places.append([_t("inside a loop")])
+    if where.functions:
+        places.append([_t("in a function named "), *_listed(where.functions)])
+    if where.decorated:
+        places.append([_t("in a function decorated with "), *_listed([f"@{d}" for d in where.decorated])])
+    out: list[Segment] = [_t(f"{rule.severity} ")]
+    for index, place in enumerate(places):
+        if index:
+            out.append(_t(", " if index < len(places) - 1 else " or "))
+        out.extend(place)
+    if where.otherwise == "skip":
+        out.append(_t("; not reported elsewhere."))
+    else:
+        out.append(_t(f"; {where.otherwise} elsewhere."))
+    return out
+
+
+def plain(segments: Iterable[Segment]) -> str:
+    """Segments as plain text, regexes in double quotes: for JSON and tests."""
+    return "".join(f'"{s.text}"' if s.kind == "regex" else s.text for s in segments)
+
+
+def effort_text(rule: Rule) -> str:
+    return f"{rule.effort_low:g}–{rule.effort_high:g} h {_EFFORT_PER.get(rule.effort_per, 'per ' + rule.effort_per)}"
+
+
+def summary_line(rule: Rule) -> str:
+    """The message's first sentence: what the compact table shows."""
+    first = re.split(r"(?<=[.!?])\s+(?=[A-Z`(])", rule.message, maxsplit=1)[0]
+    return " ".join(first.split())
+
+
+# --- Examples ------------------------------------------------------------------------------
+
+_DEFAULT_EXAMPLE_PATHS = {"native": "example.cu", "dependency": "requirements.txt"}
+
+_LANGUAGES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("*.py", "*.pyi"), "python"),
+    (("*.ipynb",), "json"),
+    (("*.cu", "*.cuh"), "cuda"),
+    (("*.c", "*.cc", "*.cpp", "*.cxx", "*.h", "*.hh", "*.hpp", "*.hxx"), "cpp"),
+    (("Dockerfile", "Dockerfile.*", "*.Dockerfile", "*.dockerfile", "Containerfile"), "dockerfile"),
+    (("CMakeLists.txt", "*.cmake"), "cmake"),
+    (("*.sh", "*.bash", "*.slurm", "*.sbatch"), "bash"),
+    (("*.yaml", "*.yml"), "yaml"),
+    (("*.toml",), "toml"),
+    (("*.cfg", "*.ini"), "ini"),
+)
+
+
+def example_path(rule: Rule, example: Example) -> str:
+    """The file name an example is analyzed as: its own, else one its first matcher reads."""
+    if example.path:
+        return example.path
+    first = rule.matchers[0] if rule.matchers else None
+    if first is not None and first.kind == "file" and first.patterns:
+        return re.sub(r"\*+", "example", first.patterns[0].replace("**/", "")).lstrip("/")
+    return _DEFAULT_EXAMPLE_PATHS.get(first.kind if first else "", "example.py")
+
+
+def example_language(path: str) -> str:
+    """The highlighting language for an example file (a Pygments and a GitHub name)."""
+    name = path.rsplit("/", 1)[-1]
+    for globs, language in _LANGUAGES:
+        if any(fnmatch(name, glob) for glob in globs):
+            return language
+    return "text"
+
+
+# --- JSON ----------------------------------------------------------------------------------
+
+
+def _where_dict(where: Where | None) -> dict[str, Any] | None:
+    if where is None:
+        return None
+    return {"loop": where.loop, "functions": list(where.functions), "decorated": list(where.decorated), "otherwise": where.otherwise}
+
+
+def _examples(rule: Rule, examples: Iterable[Example]) -> list[dict[str, str]]:
+    return [{"code": e.code, "path": example_path(rule, e), "language": example_language(example_path(rule, e))} for e in examples]
+
+
+def rule_to_dict(rule: Rule) -> dict[str, Any]:
+    """Every fact of a rule, for `rules --format json` and `explain --format json`."""
+    return {
+        "id": rule.id,
+        "name": rule.name,
+        "category": rule.category,
+        "severity": rule.severity,
+        "confidence": rule.confidence,
+        "affects": list(rule.affects),
+        "effort": {"low": rule.effort_low, "high": rule.effort_high, "per": rule.effort_per},
+        "message": rule.message,
+        "fix": {"tpu": rule.fix_tpu, "xla": rule.fix_xla},
+        "docs": list(rule.docs),
+        "inventory": rule.inventory,
+        "where": _where_dict(rule.where),
+        "supersedes": list(rule.supersedes),
+        "match": [plain(describe_matcher(m)) for m in rule.matchers],
+        "examples": {"flag": _examples(rule, rule.flag_examples), "pass": _examples(rule, rule.pass_examples)},
+        "source": rule.source,
+        "help_uri": help_uri(rule),
+    }
+
+
+# --- Markdown ------------------------------------------------------------------------------
+
+
+def _md_code(text: str) -> str:
+    """An inline code span that survives backticks inside the text."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _md(segments: Iterable[Segment]) -> str:
+    return "".join(s.text if s.kind == "text" else _md_code(s.text) for s in segments)
+
+
+def _md_block(code: str, language: str) -> str:
+    longest = max((len(run) for run in re.findall(r"`{3,}", code)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{code.rstrip(chr(10))}\n{fence}"
+
+
+def _md_examples(rule: Rule, title: str, examples: Sequence[Example]) -> list[str]:
+    if not examples:
+        return []
+    out = [f"**{title}:**", ""]
+    for example in examples:
+        path = example_path(rule, example)
+        if example.path:
+            out += [f"In {_md_code(example.path)}:", ""]
+        out += [_md_block(example.code, example_language(path)), ""]
+    return out
+
+
+def markdown_rule(rule: Rule) -> str:
+    """One rule's section of docs/rules.md, with its explicit anchor; ends with a newline."""
+    lines = [
+        f'<a id="{anchor(rule)}"></a>',
+        "",
+        f"### {rule.id} {rule.name}",
+        "",
+        f"**{rule.category}** · **{rule.severity}** · confidence {rule.confidence}"
+        f" · affects {', '.join(rule.affects)} · effort {effort_text(rule)}",
+        "",
+        rule.message,
+        "",
+        f"**Fix on TorchTPU:** {rule.fix_tpu}",
+        "",
+    ]
+    if rule.fix_xla:
+        lines += [f"**Fix on PyTorch/XLA:** {rule.fix_xla}", ""]
+    where = describe_where(rule)
+    if where is not None:
+        lines += [f"**When it applies:** {_md(where)}", ""]
+    lines += ["**What it matches:**", ""]
+    lines += [f"- {_md(describe_matcher(m))}" for m in rule.matchers]
+    lines.append("")
+    if rule.supersedes:
+        links = ", ".join(f"[{other}](#{other.lower()})" for other in rule.supersedes)
+        lines += [f"**Supersedes:** {links} (their findings inside this rule's findings are dropped).", ""]
+    if rule.inventory:
+        lines += [f"**Inventory:** each finding is listed in the report's {_INVENTORY[rule.inventory]}.", ""]
+    lines += _md_examples(rule, "Flags", rule.flag_examples)
+    lines += _md_examples(rule, "Does not flag", rule.pass_examples)
+    if rule.docs:
+        lines += ["**Sources:**", ""]
+        lines += [f"- <{url}>" for url in rule.docs]
+        lines.append("")
+    file = rule.source.rpartition(":")[0] or rule.source
+    defined = f"[{_md_code(file)}](../{file})" if file.startswith("rules/") else _md_code(file)
+    lines += [f"Defined in {defined}.", ""]
+    return "\n".join(lines)
+
+
+_INVENTORY = {"kernel": "inventory of custom kernels", "package": "inventory of CUDA-only packages"}
+
+
+def _by_category(rules: Iterable[Rule]) -> list[tuple[str, list[Rule]]]:
+    """Rules grouped in the report's category order (unknown categories last), ids sorted."""
+    groups: dict[str, list[Rule]] = {}
+    for rule in sorted(rules, key=lambda r: r.id):
+        groups.setdefault(rule.category, []).append(rule)
+    order = {category: index for index, category in enumerate(CATEGORIES)}
+    return sorted(groups.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
+
+
+def markdown_page(rules: Iterable[Rule]) -> str:
+    """docs/rules.md: intro, severities, suppression, contents by category, one section per rule."""
+    groups = _by_category(rules)
+    count = sum(len(members) for _, members in groups)
+    lines = [
+        "# tpucheck rules",
+        "",
+        f"<!-- Generated from rules/*.yaml by `{REGENERATE_COMMAND}`; do not edit by hand."
+        " tests/test_rule_docs.py fails when this page and the rules disagree. -->",
+        "",
+        f"The {count} rules tpucheck applies, one section each: why the pattern matters on a TPU,",
+        "the fix on TorchTPU and on PyTorch/XLA, what exactly is matched, and code the rule",
+        "flags and does not flag. Every finding links here: the JSON report's `help_uri` is",
+        f"`{HELP_BASE}#<rule id in lower case>`, e.g. `#ck001`.",
+        "`tpucheck explain ID-or-NAME` prints the same section in a terminal.",
+        "",
+        "## Severities",
+        "",
+        "| severity | meaning | score weight |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {severity} | {meaning} | {SEVERITY_WEIGHT[severity]:g} |" for severity, meaning in SEVERITY_MEANING.items()]
+    confidences = ", ".join(f"{name} {factor:g}" for name, factor in CONFIDENCE_FACTOR.items())
+    lines += [
+        "",
+        f"Confidence says how sure a match is a real problem and scales the weight ({confidences}).",
+        "A rule with a *When it applies* line has its severity only in those places (a host sync",
+        "in the training step) and a lower one elsewhere (the same sync once at set-up).",
+        "",
+        "## Suppressing a finding",
+        "",
+        "    torch.cuda.empty_cache()  # tpucheck: ignore[CA007] -- measured: harmless on TPU",
+        "",
+        "`# tpucheck: ignore[ID, name, ...] -- reason` on the first or last line of a finding",
+        "silences those rules there; a bare `# tpucheck: ignore` silences all. Suppressed",
+        "findings are counted and listed in the JSON report, not scored. To leave a rule out of",
+        "a whole scan, use `tpucheck scan --ignore ID`.",
+        "",
+        "## Contents",
+        "",
+    ]
+    for category, members in groups:
+        lines.append(f"- [{category}](#{category}) ({len(members)})")
+        lines += [f"  - [{rule.id} {rule.name}](#{anchor(rule)}) · {rule.severity}" for rule in members]
+    lines.append("")
+    for category, members in groups:
+        lines += [f"## {category}", ""]
+        for rule in members:
+            lines.append(markdown_rule(rule))
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# --- Terminal (rich) ----------------------------------------------------------------------
+
+
+def _inline(text: str, style: str = "") -> Text:
+    """Prose with its `code` spans highlighted (backticks kept, so no-colour output reads the same)."""
+    out = Text(style=style)
+    for index, part in enumerate(re.split(r"(`[^`]+`)", text)):
+        out.append(part, style=CODE_STYLE if index % 2 else None)
+    return out
+
+
+def _rich(segments: Iterable[Segment]) -> Text:
+    out = Text()
+    for segment in segments:
+        if segment.kind == "text":
+            out.append(segment.text)
+        elif segment.kind == "regex":
+            out.append(f'"{segment.text}"', style=CODE_STYLE)
+        else:
+            out.append(segment.text, style=CODE_STYLE)
+    return out
+
+
+def _heading(text: str) -> Text:
+    return Text(text, style="bold")
+
+
+def _bullet(body: Text) -> Padding:
+    return Padding(Text.assemble("• ", body), (0, 0, 0, 2))
+
+
+def _examples_block(rule: Rule, title: str, examples: Sequence[Example]) -> list[RenderableType]:
+    if not examples:
+        return []
+    out: list[RenderableType] = [Text(), _heading(title)]
+    for example in examples:
+        path = example_path(rule, example)
+        if example.path:
+            out.append(Padding(Text(example.path, style="dim"), (0, 0, 0, 2)))
+        code = Syntax(example.code.rstrip("\n"), example_language(path), theme="ansi_dark", background_color="default", word_wrap=True)
+        out.append(Padding(code, (0, 0, 1, 4)))
+    return out
+
+
+def terminal_rule(rule: Rule) -> Group:
+    """`tpucheck explain`: everything the rules know about one rule, in reading order."""
+    style = SEVERITY_STYLE.get(rule.severity, "")
+    parts: list[RenderableType] = [
+        Text.assemble(
+            (f"{rule.id} {rule.name}", "bold"),
+            f" · {rule.category} · ",
+            (rule.severity, style),
+            f" · confidence {rule.confidence} · {', '.join(rule.affects)} · effort {effort_text(rule)}",
+        ),
+        Text(),
+        _inline(rule.message),
+        Text(),
+        Text.assemble(("Fix on TorchTPU: ", "bold"), _inline(rule.fix_tpu)),
+    ]
+    if rule.fix_xla:
+        parts.append(Text.assemble(("Fix on PyTorch/XLA: ", "bold"), _inline(rule.fix_xla)))
+    where = describe_where(rule)
+    if where is not None:
+        parts += [Text(), Text.assemble(("When it applies: ", "bold"), _rich(where))]
+    parts += [Text(), _heading("What it matches:")]
+    parts += [_bullet(_rich(describe_matcher(m))) for m in rule.matchers]
+    if rule.supersedes:
+        parts.append(Text.assemble(("Supersedes: ", "bold"), ", ".join(rule.supersedes), " (their findings inside this rule's findings are dropped)"))
+    if rule.inventory:
+        parts.append(Text.assemble(("Inventory: ", "bold"), f"each finding is listed in the report's {_INVENTORY[rule.inventory]}"))
+    parts += _examples_block(rule, "Flags:", rule.flag_examples)
+    parts += _examples_block(rule, "Does not flag:", rule.pass_examples)
+    if rule.docs:
+        parts.append(_heading("Sources:"))
+        parts += [_bullet(Text(url)) for url in rule.docs]
+        parts.append(Text())
+    parts.append(Text.assemble(("Help: ", "bold"), help_uri(rule)))
+    parts.append(Text(f"Defined in {rule.source}", style="dim"))
+    return Group(*parts)
+
+
+def _affects_short(affects: Sequence[str]) -> str:
+    return "both" if set(affects) >= {"training", "inference"} else ", ".join(affects)
+
+
+def terminal_table(rules: Sequence[Rule]) -> Table:
+    """`tpucheck rules`: one line per rule; `explain ID` has the rest."""
+    table = Table(show_edge=False, box=None, pad_edge=False, header_style="bold")
+    table.add_column("id", no_wrap=True)
+    table.add_column("name", no_wrap=True)
+    table.add_column("category", no_wrap=True)
+    table.add_column("severity", no_wrap=True)
+    table.add_column("conf.", no_wrap=True)
+    table.add_column("affects", no_wrap=True)
+    # the column may shrink (it is not no_wrap); each cell stays one line, cut with "…"
+    table.add_column("message")
+    for rule in rules:
+        table.add_row(
+            rule.id,
+            rule.name,
+            rule.category,
+            Text(rule.severity, style=SEVERITY_STYLE.get(rule.severity, "")),
+            rule.confidence,
+            _affects_short(rule.affects),
+            Text(summary_line(rule), no_wrap=True, overflow="ellipsis"),
+        )
+    return table
