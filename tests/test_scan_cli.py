@@ -95,8 +95,9 @@ def test_json_report_exact_findings_errors_and_coverage(repo: Path) -> None:
         ("T001", "tests/test_x.py", 2, 1, None),
     ]
     first = report["findings"][0]
-    for key in ("rule", "name", "category", "severity", "confidence", "path", "line", "column", "end_line", "end_column", "cell", "message", "fix", "affects", "fingerprint"):
+    for key in ("rule", "name", "category", "severity", "confidence", "path", "line", "column", "end_line", "end_column", "cell", "message", "fix", "affects", "fingerprint", "help_uri"):
         assert key in first
+    assert first["help_uri"].endswith("/docs/rules.md#t001")
     assert [(s["rule"], s["path"], s["line"], s["suppression_reason"]) for s in report["suppressed"]] == [("T014", "pkg/train.py", 6, "harmless")]
     assert [(e["path"], e["kind"]) for e in report["errors"]] == [
         ("pkg/bad_utf8.py", "encoding"),

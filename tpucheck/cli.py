@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -203,13 +204,27 @@ def _find_rule(ruleset: Ruleset, ref: str) -> Rule:
     for rule in ruleset.rules:
         if wanted in (rule.id.lower(), rule.name.lower()):
             return rule
-    candidates: dict[str, str] = {}
-    for rule in ruleset.rules:
-        candidates.setdefault(rule.id.lower(), rule.id)
-        candidates.setdefault(rule.name.lower(), rule.name)
-    close = [candidates[c] for c in difflib.get_close_matches(wanted, list(candidates), n=3)]
+    close = _close_rules(ruleset, wanted)
     hint = f"; did you mean {', '.join(close)}?" if close else "; `tpucheck rules` lists them"
     raise UsageProblem(f"unknown rule {ref!r}{hint}")
+
+
+_ID_PARTS = re.compile(r"([a-z]+)0*(\d+)")
+
+
+def _close_rules(ruleset: Ruleset, wanted: str) -> list[str]:
+    """Up to three ids or names like `wanted`: the same id without its zero padding first
+    (`ca1`, `CA01` -> CA001), then difflib's closest, ties in alphabetical order."""
+    spelled: dict[str, str] = {}
+    for rule in ruleset.rules:
+        spelled.setdefault(rule.id.lower(), rule.id)
+        spelled.setdefault(rule.name.lower(), rule.name)
+    parts = _ID_PARTS.fullmatch(wanted)
+    same_id = [key for key in spelled if parts and (m := _ID_PARTS.fullmatch(key)) and m.groups() == parts.groups()]
+    similar = difflib.get_close_matches(wanted, list(spelled), n=len(spelled), cutoff=0.6)
+    ratio = {key: difflib.SequenceMatcher(None, wanted, key).ratio() for key in similar}
+    ranked = same_id + sorted((k for k in similar if k not in same_id), key=lambda k: (-ratio[k], k))
+    return [spelled[key] for key in ranked[:3]]
 
 
 def _write_text(text: str, output: Optional[Path]) -> None:

@@ -186,6 +186,7 @@ def _findings(result: FileResult, rules: dict) -> list[Finding]:
                 suppressed=silenced,
                 suppression_reason=suppression.reason if silenced and suppression else None,
                 inventory=rule.inventory,
+                help_uri=rule.help_uri,
             )
         )
     return _drop_superseded(out, rules)

@@ -161,6 +161,7 @@ class Finding:
     suppressed: bool = False
     suppression_reason: str | None = None
     inventory: str | None = None
+    help_uri: str | None = None
 
     def sort_key(self) -> tuple[object, ...]:
         return (self.path, self.cell or 0, self.span.line, self.span.column, self.rule, self.span.end_line, self.span.end_column)
@@ -185,6 +186,7 @@ class Finding:
             "guarded": self.guarded,
             "snippet": self.snippet,
             "fingerprint": self.fingerprint,
+            "help_uri": self.help_uri,
         }
         if self.detail is not None:
             data["detail"] = self.detail

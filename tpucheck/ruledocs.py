@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fnmatch import fnmatch
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Callable, Iterable, Literal, Sequence
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
@@ -22,11 +22,9 @@ from rich.table import Table
 from rich.text import Text
 
 from tpucheck.findings import CATEGORIES
-from tpucheck.ruleset.model import ArgConstraint, Example, Matcher, Rule, Where
+from tpucheck.ruleset.model import HELP_BASE, ArgConstraint, Example, Matcher, Rule, Where
 from tpucheck.scoring import CONFIDENCE_FACTOR, SEVERITY_WEIGHT
 
-HELP_BASE = "https://github.com/tpucheck/tpucheck/blob/main/docs/rules.md"
-"""Where docs/rules.md is published; the one place to change when the project moves."""
 
 REGENERATE_COMMAND = "python -m tpucheck rules --format markdown -o docs/rules.md"
 """How docs/rules.md is made; printed in the page itself and by the test that guards it."""
@@ -42,16 +40,17 @@ SEVERITY_STYLE = {"blocker": "bold red", "major": "yellow", "minor": "cyan", "in
 CODE_STYLE = "cyan"
 
 _EFFORT_PER = {"occurrence": "per occurrence", "file": "per file", "project": "once per project"}
+_INVENTORY = {"kernel": "inventory of custom kernels", "package": "inventory of CUDA-only packages"}
 
 
 def anchor(rule: Rule) -> str:
     """The rule's fragment in docs/rules.md: its id lowercased, stable across renames."""
-    return rule.id.lower()
+    return rule.anchor
 
 
 def help_uri(rule: Rule) -> str:
     """The page a finding of this rule links to (JSON report, SARIF `helpUri`)."""
-    return f"{HELP_BASE}#{anchor(rule)}"
+    return rule.help_uri
 
 
 # --- Rule facts as short phrases ---------------------------------------------------------
@@ -79,7 +78,7 @@ def _r(pattern: str) -> Segment:
     return Segment(pattern, "regex")
 
 
-def _listed(items: Sequence[str], wrap: Any = _c, last: str = " or ") -> list[Segment]:
+def _listed(items: Sequence[str], wrap: Callable[[str], Segment] = _c, last: str = " or ") -> list[Segment]:
     """`a`, `b` or `c`."""
     out: list[Segment] = []
     for index, item in enumerate(items):
@@ -96,12 +95,13 @@ def _ordinal(position: int) -> str:
 
 
 def _argument(arg: ArgConstraint) -> list[Segment]:
-    """`device_type=` or 1st argument: how the rules' `args` entries read."""
+    """How one `args` entry reads: `with device_type= (or the 1st argument) matching "cuda"`."""
     names: list[Segment] = []
     if arg.name is not None:
         names.append(_c(f"{arg.name}="))
     if arg.position is not None:
-        names.append(_t(f"{' or ' if names else ''}{_ordinal(arg.position)} argument"))
+        ordinal = f"{_ordinal(arg.position)} argument"
+        names.append(_t(f" (or the {ordinal})" if names else f"a {ordinal}"))
     if arg.missing:
         return [_t("without "), *names]
     if arg.value is None:
@@ -112,7 +112,7 @@ def _argument(arg: ArgConstraint) -> list[Segment]:
 def _arguments(args: Iterable[ArgConstraint]) -> list[Segment]:
     out: list[Segment] = []
     for index, arg in enumerate(args):
-        out.extend(([_t(", ")] if index else [_t(" ")]) + _argument(arg))
+        out.extend([_t(" and " if index else " "), *_argument(arg)])
     return out
 
 
@@ -304,8 +304,8 @@ def _md_examples(rule: Rule, title: str, examples: Sequence[Example]) -> list[st
     out = [f"**{title}:**", ""]
     for example in examples:
         path = example_path(rule, example)
-        if example.path:
-            out += [f"In {_md_code(example.path)}:", ""]
+        if _labelled(examples):
+            out += [f"In {_md_code(path)}:", ""]
         out += [_md_block(example.code, example_language(path)), ""]
     return out
 
@@ -348,9 +348,6 @@ def markdown_rule(rule: Rule) -> str:
     defined = f"[{_md_code(file)}](../{file})" if file.startswith("rules/") else _md_code(file)
     lines += [f"Defined in {defined}.", ""]
     return "\n".join(lines)
-
-
-_INVENTORY = {"kernel": "inventory of custom kernels", "package": "inventory of CUDA-only packages"}
 
 
 def _by_category(rules: Iterable[Rule]) -> list[tuple[str, list[Rule]]]:
@@ -441,20 +438,33 @@ def _heading(text: str) -> Text:
     return Text(text, style="bold")
 
 
-def _bullet(body: Text) -> Padding:
-    return Padding(Text.assemble("• ", body), (0, 0, 0, 2))
+def _bullets(items: Iterable[Text]) -> Padding:
+    """A bulleted list whose wrapped lines stay indented under their text."""
+    grid = Table.grid(padding=(0, 1, 0, 0))
+    grid.add_column(no_wrap=True)
+    grid.add_column()
+    for item in items:
+        grid.add_row("•", item)
+    return Padding(grid, (0, 0, 0, 2))
+
+
+def _labelled(examples: Sequence[Example]) -> bool:
+    """Name every example's file once any has its own: an unnamed one then reads as a new file."""
+    return any(example.path for example in examples)
 
 
 def _examples_block(rule: Rule, title: str, examples: Sequence[Example]) -> list[RenderableType]:
     if not examples:
         return []
     out: list[RenderableType] = [Text(), _heading(title)]
-    for example in examples:
+    for index, example in enumerate(examples):
         path = example_path(rule, example)
-        if example.path:
-            out.append(Padding(Text(example.path, style="dim"), (0, 0, 0, 2)))
+        if index:
+            out.append(Text())
+        if _labelled(examples):
+            out.append(Padding(Text(path, style="dim"), (0, 0, 0, 2)))
         code = Syntax(example.code.rstrip("\n"), example_language(path), theme="ansi_dark", background_color="default", word_wrap=True)
-        out.append(Padding(code, (0, 0, 1, 4)))
+        out.append(Padding(code, (0, 0, 0, 4)))
     return out
 
 
@@ -479,7 +489,7 @@ def terminal_rule(rule: Rule) -> Group:
     if where is not None:
         parts += [Text(), Text.assemble(("When it applies: ", "bold"), _rich(where))]
     parts += [Text(), _heading("What it matches:")]
-    parts += [_bullet(_rich(describe_matcher(m))) for m in rule.matchers]
+    parts.append(_bullets(_rich(describe_matcher(m)) for m in rule.matchers))
     if rule.supersedes:
         parts.append(Text.assemble(("Supersedes: ", "bold"), ", ".join(rule.supersedes), " (their findings inside this rule's findings are dropped)"))
     if rule.inventory:
@@ -487,10 +497,9 @@ def terminal_rule(rule: Rule) -> Group:
     parts += _examples_block(rule, "Flags:", rule.flag_examples)
     parts += _examples_block(rule, "Does not flag:", rule.pass_examples)
     if rule.docs:
-        parts.append(_heading("Sources:"))
-        parts += [_bullet(Text(url)) for url in rule.docs]
-        parts.append(Text())
-    parts.append(Text.assemble(("Help: ", "bold"), help_uri(rule)))
+        parts += [Text(), _heading("Sources:")]
+        parts.append(_bullets(Text(url) for url in rule.docs))
+    parts += [Text(), Text.assemble(("Help: ", "bold"), help_uri(rule))]
     parts.append(Text(f"Defined in {rule.source}", style="dim"))
     return Group(*parts)
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+HELP_BASE = "https://github.com/tpucheck/tpucheck/blob/main/docs/rules.md"
+"""Where docs/rules.md is published; the one place to change when the project moves."""
+
 PYTHON_KINDS = ("call", "reference", "import", "decorator", "method", "attribute", "keyword", "string")
 MATCHER_KINDS = (*PYTHON_KINDS, "native", "dependency", "file")
 
@@ -95,6 +98,16 @@ class Rule:
     supersedes: tuple[str, ...] = ()
     """Rule ids whose findings within this rule's findings are dropped."""
     where: Where | None = None
+
+    @property
+    def anchor(self) -> str:
+        """The rule's fragment in docs/rules.md: its id lowercased, stable across renames."""
+        return self.id.lower()
+
+    @property
+    def help_uri(self) -> str:
+        """The page a finding of this rule links to (JSON report, SARIF `helpUri`)."""
+        return f"{HELP_BASE}#{self.anchor}"
 
     @property
     def fix(self) -> str:
