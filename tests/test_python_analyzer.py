@@ -351,3 +351,22 @@ def test_where_decides_severity_by_place(test_context) -> None:
         ("T021", 13, "info"),
         ("T022", 17, None),
     ]
+
+
+def test_stacked_decorators_see_each_other_and_call_values(test_context) -> None:
+    code = dedent(
+        """
+        import torch
+        import torch.multiprocessing as mp
+        @torch.compile
+        @torch.inference_mode()
+        def serve(x):
+            return x
+        @torch.inference_mode()
+        def plain(x):
+            return x
+        mp.spawn(run, nprocs=torch.cuda.device_count())
+        mp.spawn(run, nprocs=4)
+        """
+    ).lstrip("\n")
+    assert [f for f in findings_of(test_context, code) if f[0] in ("T023", "T024")] == [("T023", 4, 2), ("T024", 10, 1)]

@@ -284,11 +284,17 @@ class Walker:
     # -- scopes, loops, optional paths ---------------------------------------------------
 
     def on_function(self, node: cst.FunctionDef | cst.ClassDef, ctx: str | None) -> None:
-        self.decorated = node.name.value
+        outer_decorators = self.decorators
+        resolved = tuple(
+            q for q in (self.qualified(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) for d in node.decorators) if q
+        )
+        # A decorator stacked on the function sees its siblings (`@torch.compile` over
+        # `@torch.inference_mode()`), as code in the body does.
+        self.decorated, self.decorators = node.name.value, (*outer_decorators, *resolved)
         try:
             self.walk_all(node.decorators)
         finally:
-            self.decorated = None
+            self.decorated, self.decorators = None, outer_decorators
         if isinstance(node, cst.ClassDef):
             self.walk_all(node.bases)
             self.walk_all(node.keywords)
@@ -297,10 +303,7 @@ class Walker:
         self._walk_params(node.params)
         if node.returns is not None:
             self.walk(node.returns)
-        outer, outer_loops, outer_functions, outer_decorators = self.scope, self.loop_depth, self.functions, self.decorators
-        resolved = tuple(
-            q for q in (self.qualified(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) for d in node.decorators) if q
-        )
+        outer, outer_loops, outer_functions = self.scope, self.loop_depth, self.functions
         self.scope, self.loop_depth = Scope(outer, node), 0
         self.functions, self.decorators = (*outer_functions, node.name.value), (*outer_decorators, *resolved)
         try:
@@ -546,6 +549,10 @@ def literal_value(walker: Walker, node: cst.BaseExpression) -> str | None:
         return ".".join(parts) if parts else None
     if isinstance(node, (cst.ConcatenatedString, cst.FormattedString)):
         return _static_string(node)
+    if isinstance(node, cst.Call):
+        # `nprocs=torch.cuda.device_count()` reads as "torch.cuda.device_count()".
+        callee = literal_value(walker, node.func) if isinstance(node.func, (cst.Name, cst.Attribute)) else None
+        return f"{callee}()" if callee is not None else None
     return None
 
 
