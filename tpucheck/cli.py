@@ -10,7 +10,6 @@ import re
 import sys
 import traceback
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -38,11 +37,11 @@ class UsageProblem(Exception):
     """A mistake in how tpucheck was called: one line on stderr, exit 2."""
 
 
-def _split(values: Optional[list[str]]) -> list[str]:
+def _split(values: list[str] | None) -> list[str]:
     return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
 
 
-def _load_rules(rules: Optional[list[Path]], select: Optional[list[str]], ignore: Optional[list[str]]) -> Ruleset:
+def _load_rules(rules: list[Path] | None, select: list[str] | None, ignore: list[str] | None) -> Ruleset:
     try:
         ruleset = load_ruleset(rules or [])
         return select_rules(ruleset, _split(select), _split(ignore))
@@ -70,15 +69,15 @@ def _root(
 def scan_command(
     path: Path = typer.Argument(..., help="Directory (or file) to scan.", show_default=False),
     output_format: str = typer.Option("terminal", "--format", "-f", help=f"Report format: {', '.join(FORMATS)}."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
-    fail_under: Optional[float] = typer.Option(None, "--fail-under", help="Exit 1 when the score is below this (0-100)."),
-    fail_on: Optional[str] = typer.Option(None, "--fail-on", help=f"Exit 1 on any finding at or above this severity: {', '.join(SEVERITIES)}."),
-    select: Optional[list[str]] = typer.Option(None, "--select", help="Only these rules: ids, id prefixes, names or categories (comma-separated or repeated)."),
-    ignore: Optional[list[str]] = typer.Option(None, "--ignore", help="Leave out these rules: ids, id prefixes, names or categories."),
-    exclude: Optional[list[str]] = typer.Option(None, "--exclude", help="gitignore-style glob of paths to leave out (repeatable)."),
-    rules: Optional[list[Path]] = typer.Option(None, "--rules", help="Extra rule file or directory of rule files (repeatable)."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
+    fail_under: float | None = typer.Option(None, "--fail-under", help="Exit 1 when the score is below this (0-100)."),
+    fail_on: str | None = typer.Option(None, "--fail-on", help=f"Exit 1 on any finding at or above this severity: {', '.join(SEVERITIES)}."),
+    select: list[str] | None = typer.Option(None, "--select", help="Only these rules: ids, id prefixes, names or categories (comma-separated or repeated)."),
+    ignore: list[str] | None = typer.Option(None, "--ignore", help="Leave out these rules: ids, id prefixes, names or categories."),
+    exclude: list[str] | None = typer.Option(None, "--exclude", help="gitignore-style glob of paths to leave out (repeatable)."),
+    rules: list[Path] | None = typer.Option(None, "--rules", help="Extra rule file or directory of rule files (repeatable)."),
     no_gitignore: bool = typer.Option(False, "--no-gitignore", help="Scan files that .gitignore excludes too."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
+    jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
     max_file_size: int = typer.Option(5 * 1024 * 1024, "--max-file-size", min=1, help="Skip files larger than this many bytes."),
     no_prefilter: bool = typer.Option(False, "--no-prefilter", help="Parse every Python file, even those that mention nothing a rule looks for."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
@@ -121,7 +120,7 @@ def _run_scan(root: str, ruleset: Ruleset, options: ScanOptions, *, show_progres
         return scan(root, ruleset, options, progress=advance)
 
 
-def _emit(result: ScanResult, output_format: str, output: Optional[Path]) -> None:
+def _emit(result: ScanResult, output_format: str, output: Path | None) -> None:
     writer = FORMATS[output_format]
     if output is None:
         colour = output_format == "terminal" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
@@ -134,7 +133,7 @@ def _emit(result: ScanResult, output_format: str, output: Optional[Path]) -> Non
         raise UsageProblem(f"cannot write {output}: {exc.strerror or exc}") from None
 
 
-def _gate(result: ScanResult, fail_under: Optional[float], fail_on: Optional[str]) -> int:
+def _gate(result: ScanResult, fail_under: float | None, fail_on: str | None) -> int:
     reasons = []
     if fail_under is not None and result.score.score < fail_under:
         reasons.append(f"score {result.score.score:.1f} is below {fail_under:g}")
@@ -154,11 +153,11 @@ RULE_FORMATS = ("terminal", "json", "markdown")
 
 @app.command("rules")
 def rules_command(
-    category: Optional[str] = typer.Option(None, "--category", help=f"Only this category: {', '.join(CATEGORIES)}."),
-    severity: Optional[str] = typer.Option(None, "--severity", help=f"Only this severity: {', '.join(SEVERITIES)}."),
+    category: str | None = typer.Option(None, "--category", help=f"Only this category: {', '.join(CATEGORIES)}."),
+    severity: str | None = typer.Option(None, "--severity", help=f"Only this severity: {', '.join(SEVERITIES)}."),
     output_format: str = typer.Option("terminal", "--format", "-f", help="terminal (one line per rule), json, or markdown (the docs/rules.md page)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
-    rules: Optional[list[Path]] = typer.Option(None, "--rules", help="Extra rule file or directory (repeatable)."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
+    rules: list[Path] | None = typer.Option(None, "--rules", help="Extra rule file or directory (repeatable)."),
 ) -> None:
     """List the rules tpucheck applies; `--format markdown -o docs/rules.md` regenerates the docs."""
     _check_format(output_format)
@@ -180,7 +179,7 @@ def rules_command(
 def explain_command(
     rule_ref: str = typer.Argument(..., metavar="ID-OR-NAME", help="A rule id (CA001, any case) or name (tensor-item).", show_default=False),
     output_format: str = typer.Option("terminal", "--format", "-f", help="terminal, json or markdown."),
-    rules: Optional[list[Path]] = typer.Option(None, "--rules", help="Extra rule file or directory (repeatable)."),
+    rules: list[Path] | None = typer.Option(None, "--rules", help="Extra rule file or directory (repeatable)."),
 ) -> None:
     """Explain one rule: why it matters on TPU, the fix per target, what it matches, examples, sources."""
     _check_format(output_format)
@@ -227,7 +226,7 @@ def _close_rules(ruleset: Ruleset, wanted: str) -> list[str]:
     return [spelled[key] for key in ranked[:3]]
 
 
-def _write_text(text: str, output: Optional[Path]) -> None:
+def _write_text(text: str, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
         return
@@ -238,7 +237,7 @@ def _write_text(text: str, output: Optional[Path]) -> None:
         raise UsageProblem(f"cannot write {output}: {exc.strerror or exc}") from None
 
 
-def _write_rich(renderable: object, output: Optional[Path]) -> None:
+def _write_rich(renderable: object, output: Path | None) -> None:
     """Colour only on a terminal (and never with NO_COLOR); plain text otherwise, 110 columns
     wide and without the trailing spaces rich pads lines with (files and pipes stay clean)."""
     import io
@@ -267,7 +266,7 @@ def main() -> None:
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         sys.exit(130)
-    except Exception as exc:  # noqa: BLE001 - the last line of defence
+    except Exception as exc:
         if callable(getattr(exc, "show", None)) and hasattr(exc, "exit_code"):
             exc.show()  # a usage error found by the argument parser (click's or typer's)
             sys.exit(EXIT_USAGE)

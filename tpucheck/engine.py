@@ -13,7 +13,7 @@ import os
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from tpucheck.analyzers import AnalysisContext, analyze_text, build_context
 from tpucheck.discovery import DEFAULT_MAX_FILE_SIZE, SourceFile, discover

@@ -100,7 +100,7 @@ class FileResult:
     parsed: bool = False
     """False when the prefilter found none of the rules' needles and parsing was skipped."""
     matches: list[RawMatch] = field(default_factory=list)
-    suppressions: dict[int, "Suppression"] = field(default_factory=dict)
+    suppressions: dict[int, Suppression] = field(default_factory=dict)
     """Suppression comments by line (line within the cell for notebooks, keyed by
     `cell * 1_000_000 + line`)."""
     error: ScanError | None = None

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fnmatch import fnmatch
-from typing import Any, Callable, Iterable, Literal, Sequence
+from typing import Any, Literal
+from collections.abc import Callable, Iterable, Sequence
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding

@@ -67,7 +67,7 @@ def _broken_cells(cells: list[Cell]) -> list[tuple[int, str]]:
         code = build_virtual_module([cell]).code
         try:
             cst.parse_module(code)
-        except Exception as exc:  # noqa: BLE001 - any parser failure marks the cell broken
+        except Exception as exc:
             message = getattr(exc, "message", None) or str(exc)
             broken.append((cell.number, "syntax error: " + str(message).strip().splitlines()[0] if str(message).strip() else "syntax error"))
     return broken

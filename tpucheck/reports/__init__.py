@@ -3,7 +3,8 @@ adding a format is one module plus one line in FORMATS."""
 
 from __future__ import annotations
 
-from typing import Callable, TextIO
+from typing import TextIO
+from collections.abc import Callable
 
 from tpucheck.reports import json_report, terminal
 from tpucheck.result import ScanResult

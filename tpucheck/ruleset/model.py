@@ -139,5 +139,5 @@ class Ruleset:
     def by_id(self) -> dict[str, Rule]:
         return {rule.id: rule for rule in self.rules}
 
-    def with_rules(self, rules: tuple[Rule, ...]) -> "Ruleset":
+    def with_rules(self, rules: tuple[Rule, ...]) -> Ruleset:
         return Ruleset(rules=rules, device=self.device, sources=self.sources)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from tpucheck.findings import CATEGORIES
 from tpucheck.ruleset.model import Rule, Ruleset

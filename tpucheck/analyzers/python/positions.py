@@ -10,7 +10,7 @@ faster than the provider) and the ranges are identical to PositionProvider's.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator, Optional
+from collections.abc import Iterator
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -59,8 +59,8 @@ class _TargetedState(CodegenState):
         self,
         node: cst.CSTNode,
         *,
-        start_node: Optional[cst.CSTNode] = None,
-        end_node: Optional[cst.CSTNode] = None,
+        start_node: cst.CSTNode | None = None,
+        end_node: cst.CSTNode | None = None,
     ) -> Iterator[None]:
         if id(node) not in self.targets:
             yield

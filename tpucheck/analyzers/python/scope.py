@@ -9,7 +9,7 @@ shadow the imports), answers the same questions for the price of a dict lookup.
 from __future__ import annotations
 
 import builtins
-from typing import Iterator
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -32,9 +32,9 @@ def dotted(node: cst.BaseExpression) -> list[str] | None:
 class Scope:
     """Import bindings of one module or function body."""
 
-    __slots__ = ("bindings", "modules", "stars", "parent", "function", "_locals")
+    __slots__ = ("_locals", "bindings", "function", "modules", "parent", "stars")
 
-    def __init__(self, parent: "Scope | None" = None, function: cst.FunctionDef | cst.Lambda | None = None) -> None:
+    def __init__(self, parent: Scope | None = None, function: cst.FunctionDef | cst.Lambda | None = None) -> None:
         self.bindings: dict[str, str] = {}
         self.modules: set[str] = set()
         """Names bound by a plain `import x` statement: certainly modules, never objects."""
@@ -97,7 +97,7 @@ class Scope:
             scope = scope.parent
         return False
 
-    def root(self) -> "Scope":
+    def root(self) -> Scope:
         scope = self
         while scope.parent is not None:
             scope = scope.parent
