@@ -189,3 +189,13 @@ def test_output_file_and_rules_command(repo: Path, tmp_path: Path) -> None:
     listed = run_cli("rules", "--rules", RULES, "--format", "json")
     assert listed.returncode == 0
     assert "T001" in {r["id"] for r in json.loads(listed.stdout)}
+
+
+def test_the_scanned_projects_own_packages_are_not_dependencies(tmp_path: Path) -> None:
+    code = "import torch\nimport flash_attn\nfrom flash_attn.ops import fused\ntorch.cuda.synchronize()\n"
+    own = write(tmp_path / "own", {"src/flash_attn/__init__.py": "", "src/flash_attn/ops.py": code})
+    user = write(tmp_path / "user", {"app/main.py": code})
+    own_rules = {(f.rule, f.span.line) for f in scan(str(own), fixture_ruleset(), ScanOptions(jobs=1)).findings}
+    user_rules = {(f.rule, f.span.line) for f in scan(str(user), fixture_ruleset(), ScanOptions(jobs=1)).findings}
+    assert ("T001", 4) in own_rules and not any(rule in ("T003", "T017") for rule, _ in own_rules)
+    assert {("T003", 2), ("T003", 3), ("T001", 4)} <= user_rules

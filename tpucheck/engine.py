@@ -99,6 +99,17 @@ def analyze_files(files: Sequence[SourceFile], context: AnalysisContext, jobs: i
     return results
 
 
+def first_party_packages(files: Sequence[SourceFile]) -> frozenset[str]:
+    """The scanned project's own top-level packages: `pkg/__init__.py` or
+    `src/pkg/__init__.py` at the root."""
+    names = set()
+    for source in files:
+        parts = source.path.split("/")
+        if parts[-1] == "__init__.py" and (len(parts) == 2 or (len(parts) == 3 and parts[0] == "src")):
+            names.add(parts[-2])
+    return frozenset(names)
+
+
 def scan(root: str, ruleset: Ruleset, options: ScanOptions = ScanOptions(), progress: Progress | None = None) -> ScanResult:
     context = build_context(ruleset, prefilter=options.prefilter)
     found = discover(
@@ -108,6 +119,7 @@ def scan(root: str, ruleset: Ruleset, options: ScanOptions = ScanOptions(), prog
         max_file_size=options.max_file_size,
         extra_globs=context.other_globs,
     )
+    context.python.first_party = first_party_packages(found.files)
     jobs = options.jobs or default_jobs()
     results = sorted(analyze_files(found.files, context, jobs, progress), key=lambda r: r.path)
     return assemble(root, ruleset, results, found.skipped, found.errors, files_found=len(found.files) + len(found.skipped) + len(found.errors))

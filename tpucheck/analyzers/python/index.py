@@ -28,6 +28,9 @@ class PythonIndex:
     strings: list[RuleMatcher] = field(default_factory=list)
     device: DeviceContext = field(default_factory=DeviceContext)
     needles: tuple[tuple[str, ...], ...] = ()
+    first_party: frozenset[str] = frozenset()
+    """Top-level packages of the scanned project: its own imports are not dependencies
+    (DeepSpeed importing `deepspeed` is not a DeepSpeed dependency)."""
     guard_exceptions: frozenset[str] = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
     guard_tests: re.Pattern[str] = re.compile(r"(?i)(is_available|find_spec|available|^has_|_has_|^use_|importable|installed)")
 

@@ -143,19 +143,24 @@ class Walker:
 
     # -- names -------------------------------------------------------------------------
 
+    def foreign(self, qualified: str) -> bool:
+        """Rules look at other projects' names, never at the scanned project's own."""
+        first_party = self.index.first_party
+        return not first_party or qualified.split(".", 1)[0] not in first_party
+
     def qualified(self, node: cst.BaseExpression) -> str | None:
         parts = dotted(node)
         if parts is None:
             return None
         base = self.scope.resolve(parts[0])
-        if base is None:
+        if base is None or not self.foreign(base):
             return None
         return ".".join((base, *parts[1:])) if len(parts) > 1 else base
 
     def on_name(self, node: cst.Name, ctx: str | None) -> None:
         if self.index.reference:
             qualified = self.scope.resolve(node.value)
-            if qualified is not None:
+            if qualified is not None and self.foreign(qualified):
                 for rule_matcher in self.index.reference.lookup(qualified):
                     self.hit(rule_matcher, node)
 
@@ -166,6 +171,8 @@ class Walker:
             chain.append(base)
             base = base.value
         resolved = self.scope.resolve(base.value) if isinstance(base, cst.Name) else None
+        if resolved is not None and not self.foreign(resolved):
+            resolved = None
         if self.index.attribute and not (isinstance(base, cst.Name) and self.scope.is_module(base.value)):
             for attribute in chain[1:] if self.storing else chain:
                 for rule_matcher in self.index.attribute.lookup(attribute.attr.value):
@@ -200,6 +207,8 @@ class Walker:
             parts = dotted(alias.name)  # type: ignore[arg-type]
             if parts is None:
                 continue
+            if not self.foreign(parts[0]):
+                continue
             seen: set[str] = set()
             for rule_matcher in self.index.imports.lookup(".".join(parts)):
                 if rule_matcher[0].id not in seen:
@@ -209,7 +218,7 @@ class Walker:
     def on_import_from(self, node: cst.ImportFrom, ctx: str | None) -> None:
         self.scope.bind_import(node)
         module = import_from_module(node)
-        if module is None or not self.index.imports:
+        if module is None or not self.index.imports or not self.foreign(module):
             return
         seen: set[str] = set()
         assert node.module is not None
