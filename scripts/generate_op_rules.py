@@ -52,8 +52,8 @@ if str(REPO) not in sys.path:  # run as a plain script: import tpucheck from thi
     sys.path.insert(0, str(REPO))
 
 from tpucheck.analyzers import analyze_text, build_context  # noqa: E402
-from tpucheck.ruleset.loader import parse_rule_file  # noqa: E402
-from tpucheck.ruleset.model import DeviceContext, Rule, Ruleset  # noqa: E402
+from tpucheck.ruleset.loader import RuleFileError, load_ruleset, parse_rule_file, resolve_places  # noqa: E402
+from tpucheck.ruleset.model import DeviceContext, Rule, Ruleset, Where  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "op-coverage"
 DEFAULT_OUT = REPO / "rules" / "unsupported-op-generated.yaml"
@@ -93,12 +93,9 @@ KINDS: dict[str, tuple[str, str]] = {
     "error": ("unsupported-op", "blocker"),
     "slow-path": ("unsupported-op", "info"),
 }
-HOT_CODE = {
-    # As the hand-written host-sync rules: a sync once at set-up costs nothing, once per
-    # step it stalls the TPU.
-    "inside": ["loop", {"function": ["forward", "*_step", "step", "__call__", "train*", "evaluate", "predict*", "generate*"]}],
-    "otherwise": "info",
-}
+HOT_CODE = "hot"
+"""The place `rules/contexts.yaml` defines as hot code, as the hand-written host-sync rules
+use it: a sync once at set-up costs nothing, once per step it stalls the TPU."""
 DEFAULT_EFFORT = {"blocker": (2.0, 4.0), "major": (1.0, 4.0), "minor": (0.25, 1.0), "info": (0.1, 0.25)}
 
 
@@ -987,22 +984,22 @@ class HandRules:
     device: DeviceContext
     names: set[str]
     ids: set[str]
+    places: dict[str, Where]
 
 
 def load_hand_rules(out: Path) -> HandRules:
     """Every rule file in rules/ except the generated pack (which would shadow itself)."""
-    rules: list[Rule] = []
-    device = DeviceContext()
-    for path in sorted(HAND_RULES.glob("*.yaml")):
-        if path.name == DEFAULT_OUT.name or path.resolve() == out.resolve():
-            continue
-        file_rules, file_device, problems = parse_rule_file(path.read_text(encoding="utf-8"), f"rules/{path.name}")
-        if problems:
-            raise GenerationError(f"hand-written rules do not load: {problems[0]}")
-        rules.extend(file_rules)
-        device = file_device or device
-    rules.sort(key=lambda r: r.id)
-    return HandRules(rules, device, {r.name for r in rules}, {r.id for r in rules})
+    files = [p for p in sorted(HAND_RULES.glob("*.yaml")) if p.name != DEFAULT_OUT.name and p.resolve() != out.resolve()]
+    try:
+        ruleset = load_ruleset(files, builtin=False)
+    except RuleFileError as exc:
+        raise GenerationError(f"hand-written rules do not load: {exc}") from None
+    rules = sorted(ruleset.rules, key=lambda r: r.id)
+    places: dict[str, Where] = {}
+    for path in files:
+        places.update(parse_rule_file(path.read_text(encoding="utf-8"), f"rules/{path.name}")[1].places or {})
+    device = ruleset.device
+    return HandRules(rules, device, {r.name for r in rules}, {r.id for r in rules}, places)
 
 
 def hand_rule_for(api: Api, hand: HandRules) -> str | None:
@@ -1306,7 +1303,7 @@ def build_rule(rule_id: str, entry: dict[str, Any], key: str, apis: list[Api], i
         "effort": FlowMap(low=_number(low), high=_number(high)),
     }
     if category == "host-sync":
-        rule["where"] = {"inside": Flow(HOT_CODE["inside"]), "otherwise": HOT_CODE["otherwise"]}
+        rule["where"] = HOT_CODE
     rule["message"] = Folded(message(entry, apis, settings))
     rule["fix"] = fix
     rule["docs"] = docs
@@ -1508,6 +1505,8 @@ def render(pack: Pack, inputs: Inputs) -> str:
 def verify(text: str, hand: HandRules) -> int:
     """The pack loads, and every example does what it says under tpucheck's analyzer."""
     rules, _, problems = parse_rule_file(text, "rules/" + DEFAULT_OUT.name)
+    rules, place_problems = resolve_places(rules, hand.places)
+    problems = problems + place_problems
     if problems:
         raise GenerationError(f"generated pack does not load: {problems[0]}")
     for rule in rules:

@@ -96,3 +96,14 @@ def test_selection_by_id_prefix_name_category_and_unknown() -> None:
     assert [r.id for r in select_rules(ruleset, [], ["cuda-api"]).rules] == ["Y002"]
     with pytest.raises(SelectionError):
         select_rules(ruleset, ["Z9"])
+
+
+def test_named_places_resolve_across_files_and_unknown_names_fail(tmp_path: Path) -> None:
+    (tmp_path / "contexts.yaml").write_text("contexts:\n  places:\n    hot:\n      inside: [loop]\n      otherwise: info\n")
+    (tmp_path / "a.yaml").write_text(GOOD.replace("    message: m\n", "    message: m\n    where: hot\n"))
+    [rule] = load_ruleset([tmp_path], builtin=False).rules
+    assert rule.where is not None and (rule.where.loop, rule.where.otherwise, rule.where.name) == (True, "info", "hot")
+    (tmp_path / "a.yaml").write_text(GOOD.replace("    message: m\n", "    message: m\n    where: warm\n"))
+    with pytest.raises(RuleFileError) as caught:
+        load_ruleset([tmp_path], builtin=False)
+    assert "unknown place 'warm' (known: hot)" in str(caught.value)

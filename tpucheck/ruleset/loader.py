@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -82,6 +82,7 @@ def load_ruleset(extra: Iterable[str | Path] = (), *, builtin: bool = True) -> R
     problems: list[RuleProblem] = []
     rules: list[Rule] = []
     device: DeviceContext | None = None
+    places: dict[str, Where] = {}
     for path in files:
         display = _display(path)
         try:
@@ -89,13 +90,16 @@ def load_ruleset(extra: Iterable[str | Path] = (), *, builtin: bool = True) -> R
         except (OSError, UnicodeDecodeError) as exc:
             problems.append(RuleProblem(display, None, "", f"cannot read rule file: {exc}"))
             continue
-        file_rules, file_device, file_problems = parse_rule_file(text, display)
+        file_rules, contexts, file_problems = parse_rule_file(text, display)
         problems.extend(file_problems)
         rules.extend(file_rules)
-        if file_device is not None:
-            device = file_device
+        if contexts.device is not None:
+            device = contexts.device
+        places.update(contexts.places or {})
     problems.extend(_duplicates(rules))
     problems.extend(_unknown_superseded(rules))
+    rules, place_problems = resolve_places(rules, places)
+    problems.extend(place_problems)
     if problems:
         raise RuleFileError(problems)
     return Ruleset(
@@ -113,16 +117,24 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def parse_rule_file(text: str, display: str) -> tuple[list[Rule], DeviceContext | None, list[RuleProblem]]:
+@dataclass(frozen=True, slots=True)
+class FileContexts:
+    """The `contexts:` section of a rule file."""
+
+    device: DeviceContext | None = None
+    places: dict[str, Where] | None = None
+
+
+def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, list[RuleProblem]]:
     try:
         doc = load_located(text)
     except YamlSourceError as exc:
-        return [], None, [RuleProblem(display, exc.line, "", str(exc))]
+        return [], FileContexts(), [RuleProblem(display, exc.line, "", str(exc))]
     if doc.data is None:
-        return [], None, []
+        return [], FileContexts(), []
     problems = _schema_problems(doc, display)
     if problems:
-        return [], None, problems
+        return [], FileContexts(), problems
     rules: list[Rule] = []
     for index, raw in enumerate(doc.data.get("rules", [])):
         rule, rule_problems = _build_rule(raw, ("rules", index), doc, display)
@@ -130,10 +142,12 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], DeviceContext 
         if rule is not None:
             rules.append(rule)
     device = None
-    if "contexts" in doc.data and "device" in doc.data["contexts"]:
-        device, device_problems = _build_device_context(doc.data["contexts"]["device"], doc, display)
+    contexts = doc.data.get("contexts", {})
+    if "device" in contexts:
+        device, device_problems = _build_device_context(contexts["device"], doc, display)
         problems.extend(device_problems)
-    return rules, device, problems
+    places = {name: _where(raw) for name, raw in contexts.get("places", {}).items()}
+    return rules, FileContexts(device, places or None), problems
 
 
 def _field(path: Iterable[str | int]) -> str:
@@ -249,24 +263,18 @@ def _build_matcher(raw: dict[str, Any], path: tuple[str | int, ...], problems: _
     patterns = _patterns(raw[kind])
     matcher = Matcher(patterns=patterns, in_call=_patterns(raw.get("in_call", ())), **common)
     if kind == "keyword" and "value" in raw:
-        matcher = _replace(matcher, value=problems.regex(raw["value"], (*path, "value")))
+        matcher = replace(matcher, value=problems.regex(raw["value"], (*path, "value")))
     if kind == "dependency":
         from tpucheck.names import normalize_package
 
-        matcher = _replace(matcher, patterns=tuple(normalize_package(p) for p in patterns))
+        matcher = replace(matcher, patterns=tuple(normalize_package(p) for p in patterns))
         if "spec" in raw:
-            matcher = _replace(matcher, regex=problems.regex(raw["spec"], (*path, "spec")))
+            matcher = replace(matcher, regex=problems.regex(raw["spec"], (*path, "spec")))
     if kind == "file":
-        matcher = _replace(matcher, keep_comments=raw.get("comments") == "keep")
+        matcher = replace(matcher, keep_comments=raw.get("comments") == "keep")
         if "pattern" in raw:
-            matcher = _replace(matcher, regex=problems.regex(raw["pattern"], (*path, "pattern")))
+            matcher = replace(matcher, regex=problems.regex(raw["pattern"], (*path, "pattern")))
     return matcher
-
-
-def _replace(matcher: Matcher, **changes: Any) -> Matcher:
-    from dataclasses import replace
-
-    return replace(matcher, **changes)
 
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
@@ -372,9 +380,29 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
     return (None if problems.items else rule), problems.items
 
 
-def _where(raw: dict[str, Any] | None) -> Where | None:
+def resolve_places(rules: list[Rule], places: dict[str, Where]) -> tuple[list[Rule], list[RuleProblem]]:
+    """`where: hot` names a place defined once in a `contexts.places` section."""
+    resolved: list[Rule] = []
+    problems = []
+    for rule in rules:
+        where = rule.where
+        if where is not None and not where.resolved:
+            place = places.get(where.name or "")
+            if place is None:
+                file, _, line = rule.source.rpartition(":")
+                known = ", ".join(sorted(places)) or "none defined"
+                problems.append(RuleProblem(file, int(line) or None, f"rule {rule.id} where", f"unknown place {where.name!r} (known: {known})"))
+                continue
+            rule = replace(rule, where=replace(place, name=where.name))
+        resolved.append(rule)
+    return resolved, problems
+
+
+def _where(raw: dict[str, Any] | str | None) -> Where | None:
     if raw is None:
         return None
+    if isinstance(raw, str):
+        return Where(False, (), (), "", name=raw)
     functions: list[str] = []
     decorated: list[str] = []
     for condition in raw["inside"]:

@@ -62,6 +62,12 @@ class Where:
     functions: tuple[str, ...]
     decorated: tuple[str, ...]
     otherwise: str
+    name: str | None = None
+    """A named place from `contexts.places`; unresolved until every rule file is loaded."""
+
+    @property
+    def resolved(self) -> bool:
+        return bool(self.otherwise)
 
 
 @dataclass(frozen=True, slots=True)
