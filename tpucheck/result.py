@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tpucheck import __version__
-from tpucheck.findings import CATEGORIES, SEVERITIES, Finding, ScanError, Skipped
+from tpucheck.findings import CATEGORIES, SEVERITIES, Finding, ScanError, Skipped, severity_rank
 from tpucheck.scoring import Score
 
 SCHEMA_VERSION = "1.0"
@@ -105,6 +105,18 @@ class ScanResult:
     inventory: Inventory
     rules: list[str] = field(default_factory=list)
     """Ids of the rules the scan ran."""
+
+    def files_by_severity(self) -> list[tuple[str, str, dict[str, int]]]:
+        """(path, role, counts by severity), most severe and most findings first: where the
+        work sits. Held here so every report ranks files the same way."""
+        per_file: dict[str, list[Finding]] = {}
+        for finding in self.findings:
+            per_file.setdefault(finding.path, []).append(finding)
+        ranked = sorted(per_file.items(), key=lambda kv: (min(severity_rank(f.severity) for f in kv[1]), -len(kv[1]), kv[0]))
+        return [
+            (path, findings[0].role, {s: sum(f.severity == s for f in findings) for s in SEVERITIES})
+            for path, findings in ranked
+        ]
 
     def counts_by_severity(self) -> dict[str, int]:
         counts = dict.fromkeys(SEVERITIES, 0)

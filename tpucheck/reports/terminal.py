@@ -118,17 +118,13 @@ def _plan_table(result: ScanResult) -> Table:
 
 
 def _top_files(result: ScanResult) -> Table:
-    per_file: dict[str, list[Finding]] = {}
-    for finding in result.findings:
-        per_file.setdefault(finding.path, []).append(finding)
-    ranked = sorted(per_file.items(), key=lambda kv: (min(severity_rank(f.severity) for f in kv[1]), -len(kv[1]), kv[0]))
     table = Table(title="Top files", title_justify="left", show_edge=False)
     table.add_column("file", overflow="fold")
     table.add_column("role")
     for severity in SEVERITIES[:3]:
         table.add_column(severity, justify="right", style=SEVERITY_STYLE[severity])
-    for path, findings in ranked[:MAX_ROWS]:
-        table.add_row(path, findings[0].role, *(str(sum(f.severity == s for f in findings) or "") for s in SEVERITIES[:3]))
+    for path, role, counts in result.files_by_severity()[:MAX_ROWS]:
+        table.add_row(path, role, *(str(counts[s] or "") for s in SEVERITIES[:3]))
     return table
 
 

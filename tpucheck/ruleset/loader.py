@@ -23,6 +23,7 @@ from tpucheck.ruleset.model import (
     ArgConstraint,
     DeviceContext,
     Example,
+    OptionalPaths,
     Matcher,
     Rule,
     Ruleset,
@@ -83,6 +84,7 @@ def load_ruleset(extra: Iterable[str | Path] = (), *, builtin: bool = True) -> R
     rules: list[Rule] = []
     device: DeviceContext | None = None
     places: dict[str, Where] = {}
+    optional = OptionalPaths()
     for path in files:
         display = _display(path)
         try:
@@ -96,6 +98,8 @@ def load_ruleset(extra: Iterable[str | Path] = (), *, builtin: bool = True) -> R
         if contexts.device is not None:
             device = contexts.device
         places.update(contexts.places or {})
+        if contexts.optional is not None:
+            optional = contexts.optional
     problems.extend(_duplicates(rules))
     problems.extend(_unknown_superseded(rules))
     rules, place_problems = resolve_places(rules, places)
@@ -106,6 +110,7 @@ def load_ruleset(extra: Iterable[str | Path] = (), *, builtin: bool = True) -> R
         rules=tuple(sorted(rules, key=lambda r: r.id)),
         device=device or DeviceContext(),
         sources=tuple(_display(p) for p in files),
+        optional=optional,
     )
 
 
@@ -123,6 +128,7 @@ class FileContexts:
 
     device: DeviceContext | None = None
     places: dict[str, Where] | None = None
+    optional: OptionalPaths | None = None
 
 
 def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, list[RuleProblem]]:
@@ -147,7 +153,12 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
         device, device_problems = _build_device_context(contexts["device"], doc, display)
         problems.extend(device_problems)
     places = {name: _where(raw) for name, raw in contexts.get("places", {}).items()}
-    return rules, FileContexts(device, places or None), problems
+    optional = None
+    if "optional" in contexts:
+        tests = _Problems(doc, display)
+        optional = OptionalPaths(frozenset(contexts["optional"]["exceptions"]), tests.regex(contexts["optional"]["tests"], ("contexts", "optional", "tests")))
+        problems.extend(tests.items)
+    return rules, FileContexts(device, places or None, optional), problems
 
 
 def _field(path: Iterable[str | int]) -> str:

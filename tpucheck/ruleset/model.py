@@ -136,14 +136,24 @@ class DeviceContext:
 
 
 @dataclass(frozen=True, slots=True)
+class OptionalPaths:
+    """What marks code as an optional path with a fallback: `try/except ImportError`,
+    `if torch.cuda.is_available()`."""
+
+    exceptions: frozenset[str] = frozenset()
+    tests: re.Pattern[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Ruleset:
     rules: tuple[Rule, ...]
     device: DeviceContext
     sources: tuple[str, ...] = ()
     """The rule files it was loaded from, for the report."""
+    optional: OptionalPaths = field(default_factory=OptionalPaths)
 
     def by_id(self) -> dict[str, Rule]:
         return {rule.id: rule for rule in self.rules}
 
     def with_rules(self, rules: tuple[Rule, ...]) -> Ruleset:
-        return Ruleset(rules=rules, device=self.device, sources=self.sources)
+        return Ruleset(rules=rules, device=self.device, sources=self.sources, optional=self.optional)

@@ -31,8 +31,8 @@ class PythonIndex:
     first_party: frozenset[str] = frozenset()
     """Top-level packages of the scanned project: its own imports are not dependencies
     (DeepSpeed importing `deepspeed` is not a DeepSpeed dependency)."""
-    guard_exceptions: frozenset[str] = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
-    guard_tests: re.Pattern[str] = re.compile(r"(?i)(is_available|find_spec|available|^has_|_has_|^use_|importable|installed)")
+    guard_exceptions: frozenset[str] = frozenset()
+    guard_tests: re.Pattern[str] | None = None
 
     @property
     def any_rules(self) -> bool:
@@ -54,7 +54,7 @@ class PythonIndex:
 
 
 def build_python_index(ruleset: Ruleset) -> PythonIndex:
-    index = PythonIndex(device=ruleset.device)
+    index = PythonIndex(device=ruleset.device, guard_exceptions=ruleset.optional.exceptions, guard_tests=ruleset.optional.tests)
     tables = {
         "call": index.call,
         "reference": index.reference,

@@ -518,6 +518,8 @@ def _catches(handler: cst.ExceptHandler, names: frozenset[str]) -> bool:
 
 def _mentions_guard(test: cst.BaseExpression, index: PythonIndex) -> bool:
     """An availability check: `if torch.cuda.is_available()`, `if HAS_APEX`, `if find_spec(...)`."""
+    if index.guard_tests is None:
+        return False
     stack: list[cst.CSTNode] = [test]
     while stack:
         node = stack.pop()
