@@ -268,7 +268,7 @@ def main() -> None:
         sys.exit(130)
     except Exception as exc:
         if callable(getattr(exc, "show", None)) and hasattr(exc, "exit_code"):
-            exc.show()  # a usage error found by the argument parser (click's or typer's)
+            getattr(exc, "show")()  # noqa: B009 - a usage error found by the argument parser (click's or typer's)
             sys.exit(EXIT_USAGE)
         traceback.print_exc()
         typer.echo(f"tpucheck: internal error (a bug, please report it): {type(exc).__name__}: {exc}", err=True)

@@ -748,7 +748,8 @@ class _SetupReader:
         content_end = max(content_end, content_start)
         cursor = content_start
         out: list[Requirement] = []
-        for line in node.value.splitlines():
+        value = node.value if isinstance(node.value, str) else ""
+        for line in value.splitlines():
             entry = _strip_comment(line).strip()
             if not entry:
                 continue

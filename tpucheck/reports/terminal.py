@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import TextIO
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -130,7 +130,7 @@ def _top_files(result: ScanResult) -> Table:
 
 def _findings(findings: list[Finding]) -> Group:
     ordered = sorted(findings, key=lambda f: (severity_rank(f.severity), f.sort_key()))
-    rows: list[object] = [Text("Findings", style="bold underline")]
+    rows: list[RenderableType] = [Text("Findings", style="bold underline")]
     for finding in ordered[:MAX_FINDINGS]:
         where = f"{finding.path}:{finding.span.line}:{finding.span.column}"
         if finding.cell is not None:

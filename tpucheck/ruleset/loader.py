@@ -152,7 +152,7 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
     if "device" in contexts:
         device, device_problems = _build_device_context(contexts["device"], doc, display)
         problems.extend(device_problems)
-    places = {name: _where(raw) for name, raw in contexts.get("places", {}).items()}
+    places = {name: where for name, raw in contexts.get("places", {}).items() if (where := _where(raw)) is not None}
     optional = None
     if "optional" in contexts:
         tests = _Problems(doc, display)
@@ -175,9 +175,10 @@ def _schema_problems(doc: LocatedYaml, display: str) -> list[RuleProblem]:
         error = _most_relevant(error)
         path = tuple(error.absolute_path)
         message = error.message
+        schema = error.schema if isinstance(error.schema, dict) else {}
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-            known = error.schema.get("properties", {})
-            patterns = error.schema.get("patternProperties", {})
+            known = schema.get("properties", {})
+            patterns = schema.get("patternProperties", {})
             extra = [k for k in error.instance if k not in known and not any(re.search(p, k) for p in patterns)]
             if extra:
                 path = (*path, extra[0], "<key>")
@@ -191,14 +192,15 @@ def _most_relevant(error: jsonschema.ValidationError) -> jsonschema.ValidationEr
         return error
     instance = error.instance
     if isinstance(instance, dict):
-        nested = [e for e in error.context if e.validator == "oneOf"]
+        context = list(error.context or ())
+        nested = [e for e in context if e.validator == "oneOf"]
         if nested:
             return _most_relevant(nested[0])
-        branches = error.validator_value
+        branches = error.validator_value if isinstance(error.validator_value, list) else []
         for branch_index, branch in enumerate(branches):
             required = branch.get("required", [])
             if required and required[0] in instance:
-                own = [e for e in error.context if e.relative_schema_path and e.relative_schema_path[0] == branch_index]
+                own = [e for e in context if e.relative_schema_path and e.relative_schema_path[0] == branch_index]
                 if own:
                     return _most_relevant(own[0])
         kinds = [b["required"][0] for b in branches if b.get("required")]
@@ -419,7 +421,7 @@ def _where(raw: dict[str, Any] | str | None) -> Where | None:
     for condition in raw["inside"]:
         if isinstance(condition, dict):
             target = functions if "function" in condition else decorated
-            target.extend(_patterns(condition.get("function") or condition.get("decorated")))
+            target.extend(_patterns(condition.get("function") or condition.get("decorated") or []))
     return Where("loop" in raw["inside"], tuple(functions), tuple(decorated), raw["otherwise"])
 
 

@@ -473,9 +473,9 @@ class Walker:
                     self.walk(element.value, ctx)
                 else:
                     self.walk(element)
-        else:  # List, Tuple, Set
-            for element in node.elements:
-                self.walk(element.value, ctx)
+        elif isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            for item in node.elements:
+                self.walk(item.value, ctx)
 
 
 def _is_device_operand(walker: Walker, node: cst.BaseExpression) -> bool:
@@ -509,7 +509,7 @@ def _catches(handler: cst.ExceptHandler, names: frozenset[str]) -> bool:
         return True
     types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
     for item in types:
-        expression = item.value if isinstance(item, cst.Element) else item
+        expression = item.value if isinstance(item, cst.BaseElement) else item
         parts = dotted(expression)
         if parts is not None and parts[-1] in names:
             return True
@@ -571,15 +571,15 @@ def _values(walker: Walker, node: cst.BaseExpression) -> list[str]:
     """The values a constraint tests: one literal, or each element of a literal container
     (a constraint on `sources=[...]` holds when any source matches)."""
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-        found = []
-        for element in node.elements:
-            found.extend(_values(walker, element.value))
+        found: list[str] = []
+        for item in node.elements:
+            found.extend(_values(walker, item.value))
         return found
     if isinstance(node, cst.Dict):
         found = []
-        for element in node.elements:
-            if isinstance(element, cst.DictElement):
-                found.extend(_values(walker, element.value))
+        for entry in node.elements:
+            if isinstance(entry, cst.DictElement):
+                found.extend(_values(walker, entry.value))
         return found
     value = literal_value(walker, node)
     return [] if value is None else [value]
