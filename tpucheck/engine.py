@@ -160,6 +160,7 @@ def assemble(root: str, ruleset: Ruleset, results: list[FileResult], skipped: li
         score=score,
         inventory=build_inventory(active),
         rules=sorted(rules),
+        rule_data=ruleset.rules,
     )
 
 

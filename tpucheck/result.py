@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from tpucheck import __version__
 from tpucheck.findings import CATEGORIES, SEVERITIES, Finding, ScanError, Skipped, severity_rank
+from tpucheck.ruleset.model import Rule
 from tpucheck.scoring import Score
 
 SCHEMA_VERSION = "1.0"
@@ -105,6 +106,8 @@ class ScanResult:
     inventory: Inventory
     rules: list[str] = field(default_factory=list)
     """Ids of the rules the scan ran."""
+    rule_data: tuple[Rule, ...] = ()
+    """The rules themselves, for reports that describe them (SARIF's rule metadata)."""
 
     def files_by_severity(self) -> list[tuple[str, str, dict[str, int]]]:
         """(path, role, counts by severity), most severe and most findings first: where the
