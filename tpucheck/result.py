@@ -26,11 +26,17 @@ class Coverage:
     files_skipped: int
     lines_scanned: int
 
+    @property
+    def files_screened(self) -> int:
+        """Analyzed without parsing: the prefilter found nothing any rule looks for."""
+        return self.files_analyzed - self.files_parsed
+
     def to_dict(self) -> dict[str, int]:
         return {
             "files_found": self.files_found,
             "files_analyzed": self.files_analyzed,
             "files_parsed": self.files_parsed,
+            "files_screened": self.files_screened,
             "files_errored": self.files_errored,
             "files_skipped": self.files_skipped,
             "lines_scanned": self.lines_scanned,
@@ -125,6 +131,13 @@ class ScanResult:
         counts = dict.fromkeys(SEVERITIES, 0)
         for finding in self.findings:
             counts[finding.severity] += 1
+        return counts
+
+    def counts_by_category_and_severity(self) -> dict[str, dict[str, int]]:
+        """Category -> severity -> findings, every category in the fixed order."""
+        counts = {category: dict.fromkeys(SEVERITIES, 0) for category in CATEGORIES}
+        for finding in self.findings:
+            counts.setdefault(finding.category, dict.fromkeys(SEVERITIES, 0))[finding.severity] += 1
         return counts
 
     def counts_by_category(self) -> dict[str, int]:

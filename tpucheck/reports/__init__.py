@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TextIO
 from collections.abc import Callable
 
-from tpucheck.reports import github, json_report, sarif, terminal
+from tpucheck.reports import github, json_report, markdown, sarif, terminal
 from tpucheck.result import ScanResult
 
 Writer = Callable[[ScanResult, TextIO, bool], None]
@@ -15,6 +15,7 @@ Writer = Callable[[ScanResult, TextIO, bool], None]
 FORMATS: dict[str, Writer] = {
     "terminal": terminal.write,
     "json": json_report.write,
+    "markdown": markdown.write,
     "sarif": sarif.write,
     "github": github.write,
 }

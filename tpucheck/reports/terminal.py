@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tpucheck import __version__
-from tpucheck.findings import CATEGORIES, SEVERITIES, Finding, severity_rank
+from tpucheck.findings import SEVERITIES, Finding, severity_rank
 from tpucheck.result import ScanResult
 
 SEVERITY_STYLE = {"blocker": "bold red", "major": "yellow", "minor": "cyan", "info": "dim"}
@@ -87,11 +87,7 @@ def _category_table(result: ScanResult) -> Table:
     for severity in SEVERITIES:
         table.add_column(severity, justify="right", style=SEVERITY_STYLE[severity])
     table.add_column("total", justify="right", style="bold")
-    counts: dict[str, dict[str, int]] = {c: dict.fromkeys(SEVERITIES, 0) for c in CATEGORIES}
-    for finding in result.findings:
-        counts[finding.category][finding.severity] += 1
-    for category in CATEGORIES:
-        row = counts[category]
+    for category, row in result.counts_by_category_and_severity().items():
         total = sum(row.values())
         if total:
             table.add_row(category, *(str(row[s] or "") for s in SEVERITIES), str(total))
@@ -170,7 +166,7 @@ def _coverage_line(result: ScanResult) -> Text:
     c = result.coverage
     parts = [
         f"{c.files_found} files found",
-        f"{c.files_analyzed} analyzed ({c.files_parsed} parsed, {c.files_analyzed - c.files_parsed} screened out by the prefilter)",
+        f"{c.files_analyzed} analyzed ({c.files_parsed} parsed, {c.files_screened} screened out by the prefilter)",
         f"{c.files_errored} errors",
         f"{c.files_skipped} skipped",
         f"{len(result.suppressed)} findings suppressed",

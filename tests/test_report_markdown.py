@@ -1,0 +1,154 @@
+"""The Markdown report: exact lines for a small scanned tree, escaping of hostile input,
+the size cap that keeps a step summary under GitHub's 1 MiB, and determinism."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from conftest import fixture_ruleset
+
+from tpucheck.engine import ScanOptions, scan
+from tpucheck.reports import markdown
+from tpucheck.result import Inventory, KernelEntry, PackageEntry, ScanResult
+
+HELP = "https://github.com/tpucheck/tpucheck/blob/main/docs/rules.md"
+
+NOTEBOOK = json.dumps(
+    {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {},
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": ["# title\n"]},
+            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["import torch\n"]},
+            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["x = 1\n", "torch.cuda.synchronize()\n"]},
+        ],
+    }
+)
+
+FILES = {
+    "pkg/train.py": (
+        "import torch\n"
+        "import torch.distributed as dist\n"
+        'dist.init_process_group("nccl")\n'
+        "for batch in loader:\n"
+        "    loss.item()\n"
+        "torch.cuda.empty_cache()  # tpucheck: ignore[T014] -- harmless | really\n"
+        'torch.cuda.synchronize("</details><script>alert(1)</script> @someone #123 `x`")\n'
+    ),
+    "pkg/a|b.py": "import torch\ntorch.cuda.synchronize()\n",
+    "pkg/broken.py": "import torch\ntorch.cuda.synchronize(\n",
+    "csrc/k.cu": "__global__ void add_kernel(float* x) {}\n",
+    "notebooks/look.ipynb": NOTEBOOK,
+}
+
+
+@pytest.fixture()
+def result(tmp_path: Path) -> ScanResult:
+    root = tmp_path / "repo"
+    for name, content in FILES.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    return scan(str(root), fixture_ruleset(), ScanOptions(jobs=1))
+
+
+def lines_of(result: ScanResult) -> list[str]:
+    return markdown.render(result).splitlines()
+
+
+def test_headline_and_sections(result: ScanResult) -> None:
+    lines = lines_of(result)
+    score = result.score
+    assert lines[0] == (
+        f"**TPU readiness {score.score:.1f}/100 ({score.grade})** · effort {score.effort.low:.0f}–{score.effort.high:.0f} h"
+        f" · training {score.training:.1f} · inference {score.inference:.1f}"
+        f" · {result.coverage.files_analyzed} files, {result.coverage.lines_scanned} lines scanned"
+    )
+    headings = [line for line in lines if line.startswith("### ")]
+    assert headings == ["### Inventory", "### Findings by category", "### Migration plan", "### Top files"]
+    assert lines[-1].startswith("Coverage: ")
+
+
+def test_inventory_lists_kernels_and_packages(result: ScanResult) -> None:
+    # The fixture rules carry no `inventory` tag, so the inventory is set here directly.
+    result.inventory = Inventory(
+        kernels=(KernelEntry("csrc/k.cu", 1, "add_kernel", "T015"), KernelEntry("csrc/<x>.cu", 4, None, "T015")),
+        packages=(PackageEntry("flash-attn", "T017", 2, ("requirements.txt",), "Use @torch sdpa | see #12"),),
+        training_findings=3,
+        inference_findings=1,
+    )
+    lines = lines_of(result)
+    assert "**Custom kernels:** 2" in lines
+    assert "- <code>csrc/k.cu:1</code> <code>add\\_kernel</code>" in lines
+    assert "- <code>csrc/&lt;x&gt;.cu:4</code> (unnamed)" in lines
+    assert "- <code>flash-attn</code> (2 uses): Use <code>&#64;</code>torch sdpa \\| see <code>&#35;</code>12" in lines
+    assert "**Work by workload:** training 3 findings · inference 1 findings" in lines
+
+
+def test_category_plan_and_finding_rows(result: ScanResult) -> None:
+    lines = lines_of(result)
+    counts = {s: sum(f.severity == s and f.category == "cuda-api" for f in result.findings) for s in ("blocker", "major", "minor", "info")}
+    total = sum(counts.values())
+    assert f"| cuda-api | {counts['blocker']} | {counts['major']} | {counts['minor']} | {counts['info']} | {total} |" in lines
+
+    item = result.score.plan[0]
+    expected = (
+        f"| 1 | [{item.rule}]({HELP}#{item.rule.lower()}) {item.name.replace('_', chr(92) + '_')} | {item.severity} | {item.findings}"
+        f" | {item.score_after:.1f} (+{item.score_gain:.1f}) | {item.effort.low:.1f}–{item.effort.high:.1f} | tpu fix PyTorch/XLA: xla fix |"
+    )
+    assert expected in lines
+
+    assert (
+        f"| major | [T001]({HELP}#t001) | <code>notebooks/look.ipynb:2:1</code> [cell 3] | sync-call message | <code>torch.cuda.synchronize()</code> |"
+        in lines
+    )
+    assert any(line.startswith("<details><summary>All ") and line.endswith(" findings</summary>") for line in lines)
+    assert "<details><summary>1 file could not be analyzed</summary>" in lines
+    assert "<details><summary>1 finding suppressed</summary>" in lines
+    assert f"| [T014]({HELP}#t014) | <code>pkg/train.py:6:1</code> | harmless \\| really |" in lines
+
+
+def test_hostile_text_is_escaped(result: ScanResult) -> None:
+    text = markdown.render(result)
+    assert "<script>" not in text and "</script>" not in text
+    assert text.count("</details>") == text.count("<details>")
+    assert "@someone" not in text and "#123" not in text
+    assert "&lt;/details&gt;&lt;script&gt;alert(1)&lt;/script&gt; &#64;someone &#35;123 \\`x\\`" in text
+    assert "| <code>pkg/a\\|b.py</code> | library |" in text
+    # every table row keeps its column count: no unescaped pipe splits a cell
+    for line in text.splitlines():
+        if line.startswith("| major |"):
+            assert line.replace("\\|", "").count("|") == 6, line
+
+
+def test_mentions_outside_code_are_wrapped() -> None:
+    assert markdown._escape("ask @bob about #42, a@ b") == "ask <code>&#64;</code>bob about <code>&#35;</code>42, a&#64; b"
+    assert markdown._escape("a\nb | c", None) == "a b \\| c"
+    assert markdown._code("a `b` <i>") == "<code>a \\`b\\` &lt;i&gt;</code>"
+
+
+def test_size_cap_leaves_rows_out(result: ScanResult, monkeypatch: pytest.MonkeyPatch) -> None:
+    full = markdown.render(result)
+    monkeypatch.setattr(markdown, "SIZE_LIMIT", len(full.encode()) - 200)
+    capped = markdown.render(result)
+    assert len(capped.encode()) < len(full.encode())
+    left = [line for line in capped.splitlines() if "left out to stay under GitHub's size limit" in line]
+    assert left and left[0].split()[0].isdigit()
+    assert capped.count("<details>") == capped.count("</details>")
+    assert capped.splitlines()[-1].startswith("Coverage: ")
+
+
+def test_default_cap_is_under_one_mebibyte() -> None:
+    assert markdown.SIZE_LIMIT < 1024 * 1024
+
+
+def test_deterministic(result: ScanResult) -> None:
+    first, second = io.StringIO(), io.StringIO()
+    markdown.write(result, first, True)
+    markdown.write(result, second, False)
+    assert first.getvalue() == second.getvalue() == markdown.render(result)
+    assert str(result.root) not in first.getvalue()
