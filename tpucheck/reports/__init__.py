@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TextIO
 from collections.abc import Callable
 
-from tpucheck.reports import github, json_report, markdown, sarif, terminal
+from tpucheck.reports import github, html, json_report, markdown, sarif, terminal
 from tpucheck.result import ScanResult
 
 Writer = Callable[[ScanResult, TextIO, bool], None]
@@ -16,6 +16,7 @@ FORMATS: dict[str, Writer] = {
     "terminal": terminal.write,
     "json": json_report.write,
     "markdown": markdown.write,
+    "html": html.write,
     "sarif": sarif.write,
     "github": github.write,
 }
