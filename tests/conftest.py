@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from textwrap import dedent
 
 import pytest
 
@@ -27,3 +29,30 @@ def findings_of(context: AnalysisContext, code: str, path: str = "mod.py", kinds
     result = analyze_text(path, kinds, code, context)
     assert result.error is None, result.error
     return sorted((m.rule_id, m.span.line, m.span.column) for m in result.matches)
+
+
+def notebook_json(*cells: tuple[str, list[str]]) -> str:
+    """An nbformat-4 notebook from (cell type, source lines) pairs."""
+    return json.dumps(
+        {
+            "nbformat": 4,
+            "nbformat_minor": 5,
+            "metadata": {},
+            "cells": [
+                {"cell_type": kind, "metadata": {}, "source": source, **({"execution_count": None, "outputs": []} if kind == "code" else {})}
+                for kind, source in cells
+            ],
+        }
+    )
+
+
+def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    """Write a fixture repository: text is dedented, bytes are written as they are."""
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(dedent(content).lstrip("\n"), encoding="utf-8")
+    return root

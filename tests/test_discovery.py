@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from tpucheck import discovery
-from tpucheck.discovery import DEFAULT_MAX_FILE_SIZE, Discovery, SourceFile, classify, discover
+from tpucheck.discovery import (
+    DEFAULT_MAX_FILE_SIZE,
+    Discovery,
+    SourceFile,
+    classify,
+    discover,
+)
 from tpucheck.findings import ScanError, Skipped
 
 

@@ -4,11 +4,10 @@ the size cap that keeps a step summary under GitHub's 1 MiB, and determinism."""
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 
 import pytest
-from conftest import fixture_ruleset
+from conftest import fixture_ruleset, notebook_json
 
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.reports import markdown
@@ -16,17 +15,10 @@ from tpucheck.result import Inventory, KernelEntry, PackageEntry, ScanResult
 
 HELP = "https://github.com/tpucheck/tpucheck/blob/main/docs/rules.md"
 
-NOTEBOOK = json.dumps(
-    {
-        "nbformat": 4,
-        "nbformat_minor": 5,
-        "metadata": {},
-        "cells": [
-            {"cell_type": "markdown", "metadata": {}, "source": ["# title\n"]},
-            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["import torch\n"]},
-            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["x = 1\n", "torch.cuda.synchronize()\n"]},
-        ],
-    }
+NOTEBOOK = notebook_json(
+    ("markdown", ["# title\n"]),
+    ("code", ["import torch\n"]),
+    ("code", ["x = 1\n", "torch.cuda.synchronize()\n"]),
 )
 
 FILES = {

@@ -8,7 +8,7 @@ from pathlib import Path
 from textwrap import dedent
 
 import pytest
-from conftest import fixture_ruleset
+from conftest import fixture_ruleset, notebook_json
 
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.reports import sarif
@@ -16,16 +16,9 @@ from tpucheck.result import ScanResult
 
 SCHEMA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "sarif" / "sarif-schema-2.1.0.json"
 
-NOTEBOOK = json.dumps(
-    {
-        "nbformat": 4,
-        "nbformat_minor": 5,
-        "metadata": {},
-        "cells": [
-            {"cell_type": "markdown", "metadata": {}, "source": ["# title\n"]},
-            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["import torch\n", "x = 1\n", "torch.cuda.synchronize()\n"]},
-        ],
-    }
+NOTEBOOK = notebook_json(
+    ("markdown", ["# title\n"]),
+    ("code", ["import torch\n", "x = 1\n", "torch.cuda.synchronize()\n"]),
 )
 
 FILES = {

@@ -7,11 +7,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from textwrap import dedent
 
 import pytest
-
-from conftest import FIXTURES, fixture_ruleset
+from conftest import FIXTURES, fixture_ruleset, notebook_json, write_tree
 
 from tpucheck import engine
 from tpucheck.engine import ScanOptions, scan
@@ -20,34 +18,16 @@ from tpucheck.reports.json_report import render
 RULES = str(FIXTURES / "test_rules.yaml")
 
 
-def write(root: Path, files: dict[str, str | bytes]) -> Path:
-    for name, content in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(dedent(content).lstrip("\n"), encoding="utf-8")
-    return root
-
-
-NOTEBOOK = json.dumps(
-    {
-        "nbformat": 4,
-        "nbformat_minor": 5,
-        "metadata": {},
-        "cells": [
-            {"cell_type": "markdown", "metadata": {}, "source": ["# title\n"]},
-            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["%matplotlib inline\n", "import torch\n"]},
-            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["!pip install x\n", "x = 1\n", "torch.cuda.synchronize()\n"]},
-        ],
-    }
+NOTEBOOK = notebook_json(
+    ("markdown", ["# title\n"]),
+    ("code", ["%matplotlib inline\n", "import torch\n"]),
+    ("code", ["!pip install x\n", "x = 1\n", "torch.cuda.synchronize()\n"]),
 )
 
 
 @pytest.fixture()
 def repo(tmp_path: Path) -> Path:
-    return write(
+    return write_tree(
         tmp_path / "repo",
         {
             "pkg/train.py": """
@@ -124,7 +104,7 @@ def test_findings_sorted_by_path_then_position(repo: Path) -> None:
 
 def test_same_json_whatever_the_worker_count(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for index in range(30):
-        write(repo, {f"more/m{index}.py": f"import torch\nx = {index}\ntorch.cuda.synchronize()\n" * (index % 3 + 1)})
+        write_tree(repo, {f"more/m{index}.py": f"import torch\nx = {index}\ntorch.cuda.synchronize()\n" * (index % 3 + 1)})
     monkeypatch.setattr(engine, "INLINE_BELOW", 0)
     one = render(scan(str(repo), fixture_ruleset(), ScanOptions(jobs=1)))
     two = render(scan(str(repo), fixture_ruleset(), ScanOptions(jobs=2)))
@@ -193,8 +173,8 @@ def test_output_file_and_rules_command(repo: Path, tmp_path: Path) -> None:
 
 def test_the_scanned_projects_own_packages_are_not_dependencies(tmp_path: Path) -> None:
     code = "import torch\nimport flash_attn\nfrom flash_attn.ops import fused\ntorch.cuda.synchronize()\n"
-    own = write(tmp_path / "own", {"src/flash_attn/__init__.py": "", "src/flash_attn/ops.py": code})
-    user = write(tmp_path / "user", {"app/main.py": code})
+    own = write_tree(tmp_path / "own", {"src/flash_attn/__init__.py": "", "src/flash_attn/ops.py": code})
+    user = write_tree(tmp_path / "user", {"app/main.py": code})
     own_rules = {(f.rule, f.span.line) for f in scan(str(own), fixture_ruleset(), ScanOptions(jobs=1)).findings}
     user_rules = {(f.rule, f.span.line) for f in scan(str(user), fixture_ruleset(), ScanOptions(jobs=1)).findings}
     assert ("T001", 4) in own_rules and not any(rule in ("T003", "T017") for rule, _ in own_rules)
