@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import fixture_ruleset
+from conftest import fixture_ruleset, write_tree
 
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.reports import html
@@ -38,12 +38,7 @@ FILES = {
 
 @pytest.fixture()
 def result(tmp_path: Path) -> ScanResult:
-    root = tmp_path / "repo"
-    for name, content in FILES.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
-    return scan(str(root), fixture_ruleset(), ScanOptions(jobs=1))
+    return scan(str(write_tree(tmp_path / "repo", FILES)), fixture_ruleset(), ScanOptions(jobs=1))
 
 
 @pytest.fixture()

@@ -7,7 +7,7 @@ import io
 from pathlib import Path
 
 import pytest
-from conftest import fixture_ruleset, notebook_json
+from conftest import fixture_ruleset, notebook_json, write_tree
 
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.reports import markdown
@@ -40,12 +40,7 @@ FILES = {
 
 @pytest.fixture()
 def result(tmp_path: Path) -> ScanResult:
-    root = tmp_path / "repo"
-    for name, content in FILES.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
-    return scan(str(root), fixture_ruleset(), ScanOptions(jobs=1))
+    return scan(str(write_tree(tmp_path / "repo", FILES)), fixture_ruleset(), ScanOptions(jobs=1))
 
 
 def lines_of(result: ScanResult) -> list[str]:
