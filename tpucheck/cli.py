@@ -107,9 +107,14 @@ def scan_command(
 def _run_scan(root: str, ruleset: Ruleset, options: ScanOptions, *, show_progress: bool) -> ScanResult:
     if not show_progress:
         return scan(root, ruleset, options)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     with Progress(TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("scan", total=None)

@@ -25,7 +25,6 @@ from functools import lru_cache
 import pathspec
 
 from tpucheck.analyzers.manifests import is_manifest
-
 from tpucheck.findings import ScanError, Skipped
 
 __all__ = [

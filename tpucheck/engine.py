@@ -11,13 +11,19 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from collections.abc import Callable, Sequence
 
 from tpucheck.analyzers import AnalysisContext, analyze_text, build_context
 from tpucheck.discovery import DEFAULT_MAX_FILE_SIZE, SourceFile, discover
-from tpucheck.findings import FileResult, Finding, ScanError, fingerprints, suppression_key
+from tpucheck.findings import (
+    FileResult,
+    Finding,
+    ScanError,
+    fingerprints,
+    suppression_key,
+)
 from tpucheck.result import Coverage, ScanResult, build_inventory
 from tpucheck.roles import role_of
 from tpucheck.ruleset.model import Ruleset

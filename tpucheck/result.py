@@ -9,7 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tpucheck import __version__
-from tpucheck.findings import CATEGORIES, SEVERITIES, Finding, ScanError, Skipped, severity_rank
+from tpucheck.findings import (
+    CATEGORIES,
+    SEVERITIES,
+    Finding,
+    ScanError,
+    Skipped,
+    severity_rank,
+)
 from tpucheck.ruleset.model import Rule
 from tpucheck.scoring import Score
 
@@ -126,6 +133,10 @@ class ScanResult:
             (path, findings[0].role, {s: sum(f.severity == s for f in findings) for s in SEVERITIES})
             for path, findings in ranked
         ]
+
+    def help_links(self) -> dict[str, str]:
+        """Rule id -> its section in docs/rules.md."""
+        return {rule.id: rule.help_uri for rule in self.rule_data}
 
     def counts_by_severity(self) -> dict[str, int]:
         counts = dict.fromkeys(SEVERITIES, 0)

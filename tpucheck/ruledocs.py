@@ -11,10 +11,10 @@ machine paths), so docs/rules.md can be checked against the rules by a test.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from typing import Any, Literal
-from collections.abc import Callable, Iterable, Sequence
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
@@ -23,9 +23,16 @@ from rich.table import Table
 from rich.text import Text
 
 from tpucheck.findings import CATEGORIES
-from tpucheck.ruleset.model import HELP_BASE, ArgConstraint, Example, Matcher, Rule, Where
+from tpucheck.prose import first_sentence
+from tpucheck.ruleset.model import (
+    HELP_BASE,
+    ArgConstraint,
+    Example,
+    Matcher,
+    Rule,
+    Where,
+)
 from tpucheck.scoring import CONFIDENCE_FACTOR, SEVERITY_WEIGHT
-
 
 REGENERATE_COMMAND = "python -m tpucheck rules --format markdown -o docs/rules.md"
 """How docs/rules.md is made; printed in the page itself and by the test that guards it."""
@@ -201,8 +208,7 @@ def effort_text(rule: Rule) -> str:
 
 def summary_line(rule: Rule) -> str:
     """The message's first sentence: what the compact table shows."""
-    first = re.split(r"(?<=[.!?])\s+(?=[A-Z`(])", rule.message, maxsplit=1)[0]
-    return " ".join(first.split())
+    return first_sentence(rule.message)
 
 
 # --- Examples ------------------------------------------------------------------------------

@@ -17,8 +17,8 @@ in a small one.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from tpucheck.findings import Finding
 

@@ -10,7 +10,12 @@ from tpucheck.analyzers.deps import match_requirements
 from tpucheck.analyzers.manifests import ManifestError, parse_manifest
 from tpucheck.analyzers.native import analyze_native
 from tpucheck.analyzers.notebook_analysis import analyze_notebook
-from tpucheck.analyzers.python import PythonIndex, analyze_source, build_python_index, find_suppressions
+from tpucheck.analyzers.python import (
+    PythonIndex,
+    analyze_source,
+    build_python_index,
+    find_suppressions,
+)
 from tpucheck.analyzers.textfiles import analyze_textfile, file_globs
 from tpucheck.findings import FileResult, ScanError
 from tpucheck.ruleset.model import Rule, Ruleset

@@ -29,6 +29,8 @@ from urllib.parse import unquote
 
 import yaml
 
+from tpucheck.names import normalize_package
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
@@ -136,9 +138,8 @@ def parse_manifest(relpath: str, text: str) -> list[Requirement]:
 # --------------------------------------------------------------------------- shared helpers
 
 
-def normalize_name(name: str) -> str:
-    """PEP 503: the one spelling under which `Flash_Attn` and `flash-attn` are equal."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+normalize_name = normalize_package
+"""PEP 503: the one spelling under which `Flash_Attn` and `flash-attn` are equal."""
 
 
 _LINE_BREAKS = re.compile(r"\r\n|\r|\n")

@@ -9,7 +9,13 @@ import libcst as cst
 
 from tpucheck.analyzers.deps import match_requirements
 from tpucheck.analyzers.manifests import Requirement
-from tpucheck.analyzers.notebook import Cell, NotebookError, build_virtual_module, magic_shell_commands, read_cells
+from tpucheck.analyzers.notebook import (
+    Cell,
+    NotebookError,
+    build_virtual_module,
+    magic_shell_commands,
+    read_cells,
+)
 from tpucheck.analyzers.python import PythonIndex, analyze_source, find_suppressions
 from tpucheck.findings import FileResult, RawMatch, ScanError, Span, suppression_key
 from tpucheck.names import normalize_package

@@ -20,6 +20,7 @@ def file_globs(rules: list[Rule]) -> tuple[str, ...]:
 def analyze_textfile(path: str, text: str, rules: list[Rule]) -> list[RawMatch]:
     matches: list[RawMatch] = []
     lines: list[str] | None = None
+    stripped: list[str] | None = None
     for rule in rules:
         for matcher in rule.matchers:
             if matcher.kind != "file" or not path_matches(path, matcher.patterns):
@@ -30,8 +31,11 @@ def analyze_textfile(path: str, text: str, rules: list[Rule]) -> list[RawMatch]:
                 continue
             if lines is None:
                 lines = text.splitlines()
-            for number, line in enumerate(lines, start=1):
-                code = line if matcher.keep_comments else _COMMENT.sub(lambda m: m.group(1), line)
+            if stripped is None and not matcher.keep_comments:
+                stripped = [_COMMENT.sub(lambda m: m.group(1), line) for line in lines]
+            searched = lines if matcher.keep_comments else stripped
+            assert searched is not None
+            for number, (line, code) in enumerate(zip(lines, searched), start=1):
                 for found in matcher.regex.finditer(code):
                     if found.end() > found.start():
                         matches.append(

@@ -3,8 +3,8 @@ adding a format is one module plus one line in FORMATS."""
 
 from __future__ import annotations
 
-from typing import TextIO
 from collections.abc import Callable
+from typing import TextIO
 
 from tpucheck.reports import github, html, json_report, markdown, sarif, terminal
 from tpucheck.result import ScanResult

@@ -22,6 +22,7 @@ from typing import TextIO
 from urllib.parse import quote
 
 from tpucheck.findings import SEVERITIES, Finding, severity_rank
+from tpucheck.prose import first_sentence, shorten
 from tpucheck.result import ScanResult
 
 MAX_ROWS = 10
@@ -138,7 +139,7 @@ def _category_table(result: ScanResult) -> list[str]:
 
 def _plan_table(result: ScanResult) -> list[str]:
     plan = result.score.plan
-    links = _help_links(result.findings)
+    links = result.help_links()
     lines = [
         "### Migration plan",
         "",
@@ -176,14 +177,14 @@ def _top_files(result: ScanResult) -> list[str]:
 
 def _all_findings(result: ScanResult, budget: _Budget) -> list[str]:
     ordered = sorted(result.findings, key=lambda f: (severity_rank(f.severity), f.sort_key()))
-    links = _help_links(result.findings)
+    links = result.help_links()
     rows = [
         _row(
             [
                 _escape(f.severity),
                 _link(f.rule, links.get(f.rule)),
                 _location(f),
-                _escape(_first_sentence(f.message), MESSAGE_LIMIT) + (" (optional path)" if f.guarded else ""),
+                _escape(first_sentence(f.message), MESSAGE_LIMIT) + (" (optional path)" if f.guarded else ""),
                 _code(f.snippet, SNIPPET_LIMIT),
             ]
         )
@@ -214,7 +215,7 @@ def _skipped(result: ScanResult, budget: _Budget) -> list[str]:
 def _suppressed(result: ScanResult, budget: _Budget) -> list[str]:
     if not result.suppressed:
         return []
-    links = _help_links(result.suppressed)
+    links = result.help_links()
     rows = [
         _row(
             [
@@ -271,15 +272,6 @@ def _location(finding: Finding) -> str:
     return f"{where} [cell {finding.cell}]" if finding.cell is not None else where
 
 
-def _help_links(findings: list[Finding]) -> dict[str, str]:
-    """Rule id → help page, taken from the findings (plan items do not carry it)."""
-    links: dict[str, str] = {}
-    for finding in findings:
-        if finding.help_uri and finding.rule not in links:
-            links[finding.rule] = finding.help_uri
-    return links
-
-
 def _link(text: str, uri: str | None) -> str:
     if not uri:
         return _escape(text)
@@ -307,7 +299,7 @@ def _escape(text: str, limit: int | None = None, *, code: bool = False) -> str:
     """
     flat = " ".join(text.split())
     if limit is not None:
-        flat = _shorten(flat, limit)
+        flat = shorten(flat, limit)
     out = "".join(_HTML.get(c) or _MARKDOWN_ACTIVE.get(c) or c for c in flat)
     if not code:
         out = _PING.sub(r"<code>\1</code>", out)
@@ -320,16 +312,6 @@ def _code(text: str, limit: int | None = None) -> str:
     return f"<code>{_escape(text, limit, code=True)}</code>" if text.strip() else ""
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(`\"])")
-
-
-def _first_sentence(message: str) -> str:
-    """The table shows the first sentence; `tpucheck explain` has the rest."""
-    return _SENTENCE_END.split(message, 1)[0]
-
-
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _plural(count: int, word: str) -> str:

@@ -9,12 +9,12 @@ ScanResult carries its Rule objects.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import TextIO
 
 from tpucheck import __version__
 from tpucheck.findings import Finding, ScanError, severity_rank
+from tpucheck.prose import first_sentence
 from tpucheck.result import ScanResult
 from tpucheck.ruleset.model import Rule
 
@@ -30,12 +30,6 @@ MAX_RESULTS = 25_000
 
 LEVELS: dict[str, str] = {"blocker": "error", "major": "warning", "minor": "note", "info": "note"}
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-
-
-def first_sentence(text: str) -> str:
-    """SARIF shortDescription is meant to be one line; the rule message's first sentence is."""
-    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]
 
 
 def _descriptor(rule_id: str, rule: Rule | None, example: Finding | None) -> dict[str, object]:

@@ -7,7 +7,6 @@ findings themselves, then what could not be read.
 
 from __future__ import annotations
 
-import re
 from typing import TextIO
 
 from rich.console import Console, Group, RenderableType
@@ -17,6 +16,7 @@ from rich.text import Text
 
 from tpucheck import __version__
 from tpucheck.findings import SEVERITIES, Finding, severity_rank
+from tpucheck.prose import first_sentence, shorten
 from tpucheck.result import ScanResult
 
 SEVERITY_STYLE = {"blocker": "bold red", "major": "yellow", "minor": "cyan", "info": "dim"}
@@ -106,7 +106,7 @@ def _plan_table(result: ScanResult) -> Table:
             str(item.findings),
             f"{item.score_after:.1f} (+{item.score_gain:.1f})",
             f"{item.effort.low:.1f}-{item.effort.high:.1f}",
-            _shorten(item.fix, 70),
+            shorten(item.fix, 70),
         )
     if len(result.score.plan) > MAX_ROWS:
         table.caption = f"{len(result.score.plan) - MAX_ROWS} more rules in the JSON report"
@@ -137,7 +137,7 @@ def _findings(findings: list[Finding]) -> Group:
                 (where, "bold"),
                 " ",
                 (f"{finding.rule} {finding.name}", "magenta"),
-                f" {_headline(finding.message)}",
+                f" {shorten(first_sentence(finding.message), 120)}",
                 (" (optional path)" if finding.guarded else "", "dim"),
             )
         )
@@ -174,13 +174,3 @@ def _coverage_line(result: ScanResult) -> Text:
     return Text("Coverage: " + ", ".join(parts), style="dim")
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(`\"])")
-
-
-def _headline(message: str) -> str:
-    """The first sentence: a finding's line must stay readable; `explain` has the rest."""
-    return _shorten(_SENTENCE_END.split(message, 1)[0], 120)
-
-
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

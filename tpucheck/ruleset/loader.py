@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterable
 
 import jsonschema
 
@@ -23,8 +23,8 @@ from tpucheck.ruleset.model import (
     ArgConstraint,
     DeviceContext,
     Example,
-    OptionalPaths,
     Matcher,
+    OptionalPaths,
     Rule,
     Ruleset,
     Where,

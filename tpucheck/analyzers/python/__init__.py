@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import io
 import re
-from fnmatch import fnmatchcase
 import tokenize
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from itertools import accumulate
 
 import libcst as cst
@@ -14,7 +14,13 @@ import libcst as cst
 from tpucheck.analyzers.python.index import PythonIndex, build_python_index
 from tpucheck.analyzers.python.positions import node_ranges
 from tpucheck.analyzers.python.walker import Hit, Walker
-from tpucheck.findings import RawMatch, Span, Suppression, normalize_snippet, parse_suppression
+from tpucheck.findings import (
+    RawMatch,
+    Span,
+    Suppression,
+    normalize_snippet,
+    parse_suppression,
+)
 from tpucheck.ruleset.model import Where
 
 __all__ = ["PythonAnalysis", "PythonIndex", "analyze_source", "build_python_index", "find_suppressions"]

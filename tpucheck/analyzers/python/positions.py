@@ -9,8 +9,8 @@ faster than the provider) and the ranges are identical to PositionProvider's.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState

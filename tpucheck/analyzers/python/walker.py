@@ -10,8 +10,8 @@ sits on an optional path (try/except ImportError, an availability check).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import libcst as cst
 
