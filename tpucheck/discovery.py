@@ -449,3 +449,57 @@ def discover(
     )
     walker.run(_Dir(root_abs, "", root_real, walker.root_layers()))
     return walker.result()
+
+
+def discover_paths(
+    root: str | os.PathLike[str],
+    paths: Sequence[str] | None,
+    *,
+    exclude: Sequence[str] = (),
+    respect_gitignore: bool = True,
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    extra_globs: Sequence[str] = (),
+) -> Discovery:
+    """The walk of `root`, or, with `paths` (files and directories inside `root`, as
+    pre-commit passes them), just those, with every path relative to `root` so that
+    fingerprints and baselines match a whole-tree scan.
+
+    `exclude` applies to files named explicitly too (ruff calls this force-exclude): a
+    hook must not report files the project's configuration leaves out.
+    """
+    options = {"exclude": exclude, "respect_gitignore": respect_gitignore, "max_file_size": max_file_size, "extra_globs": extra_globs}
+    if not paths:
+        return discover(root, **options)  # type: ignore[arg-type]
+    root_abs = os.path.abspath(os.fspath(root))
+    excluded = _compile(exclude) if exclude else None
+    globs = _compiled_globs(tuple(extra_globs))
+    files: dict[str, SourceFile] = {}
+    skipped: dict[str, Skipped] = {}
+    errors: dict[str, ScanError] = {}
+    for given in paths:
+        given_abs = os.path.abspath(given)
+        rel = os.path.relpath(given_abs, root_abs).replace(os.sep, "/")
+        prefix = "" if rel == "." else rel + "/"
+        try:
+            given_stat = os.stat(given_abs)
+        except OSError as exc:
+            errors[rel] = ScanError(rel, "unreadable", f"cannot read: {exc.strerror or type(exc).__name__}")
+            continue
+        if stat.S_ISDIR(given_stat.st_mode):
+            part = discover(given_abs, **options)  # type: ignore[arg-type]
+        elif excluded is not None and excluded.match_file(rel):
+            continue
+        else:
+            part = _discover_file(given_abs, given_stat.st_size, max_file_size, globs)
+            prefix = rel[: -len(os.path.basename(given_abs))]
+        for source in part.files:
+            files.setdefault(prefix + source.path, SourceFile(prefix + source.path, source.abspath, source.kinds, source.size))
+        for skip in part.skipped:
+            skipped.setdefault(prefix + skip.path, Skipped(prefix + skip.path, skip.reason))
+        for error in part.errors:
+            errors.setdefault(prefix + error.path, ScanError(prefix + error.path, error.kind, error.message))
+    return Discovery(
+        files=[files[p] for p in sorted(files)],
+        skipped=[skipped[p] for p in sorted(skipped) if p not in files],
+        errors=[errors[p] for p in sorted(errors) if p not in files],
+    )

@@ -8,6 +8,7 @@ or on which worker finished first.
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 import os
 import sys
@@ -15,18 +16,22 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 
+import pathspec
+
 from tpucheck.analyzers import AnalysisContext, analyze_text, build_context
-from tpucheck.discovery import DEFAULT_MAX_FILE_SIZE, SourceFile, discover
+from tpucheck.discovery import DEFAULT_MAX_FILE_SIZE, Discovery, SourceFile, discover_paths
 from tpucheck.findings import (
     FileResult,
     Finding,
     ScanError,
+    Skipped,
     fingerprints,
     suppression_key,
 )
 from tpucheck.result import Coverage, ScanResult, build_inventory
 from tpucheck.roles import role_of
 from tpucheck.ruleset.model import Ruleset
+from tpucheck.ruleset.select import rule_selected
 from tpucheck.scoring import compute_score
 from tpucheck.sourcetext import SourceTextError, decode
 
@@ -42,6 +47,11 @@ class ScanOptions:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     jobs: int | None = None
     prefilter: bool = True
+    shard: tuple[int, int] | None = None
+    """(K, N): analyze only the K-th of N stable shares of the files (1-based)."""
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(gitignore-style pattern, rule refs): those rules' findings in matching files are
+    suppressed, with the pattern as the reason."""
 
 
 def default_jobs() -> int:
@@ -105,46 +115,93 @@ def analyze_files(files: Sequence[SourceFile], context: AnalysisContext, jobs: i
     return results
 
 
-def first_party_packages(files: Sequence[SourceFile]) -> frozenset[str]:
+def first_party_packages(root: str) -> frozenset[str]:
     """The scanned project's own top-level packages: `pkg/__init__.py` or
-    `src/pkg/__init__.py` at the root."""
+    `src/pkg/__init__.py` under the root. Read from the file system rather than from the
+    files discovered, so that a scan of a few files (pre-commit) or of one shard knows them too."""
     names = set()
-    for source in files:
-        parts = source.path.split("/")
-        if parts[-1] == "__init__.py" and (len(parts) == 2 or (len(parts) == 3 and parts[0] == "src")):
-            names.add(parts[-2])
+    for parent in (root, os.path.join(root, "src")):
+        try:
+            entries = os.listdir(parent)
+        except OSError:
+            continue
+        names.update(name for name in entries if name.isidentifier() and os.path.isfile(os.path.join(parent, name, "__init__.py")))
     return frozenset(names)
 
 
-def scan(root: str, ruleset: Ruleset, options: ScanOptions = ScanOptions(), progress: Progress | None = None) -> ScanResult:
+def shard_of(path: str, count: int) -> int:
+    """The 1-based shard a path belongs to: a hash of the path alone, so every machine of a
+    CI matrix agrees without talking to the others."""
+    return int.from_bytes(hashlib.blake2b(path.encode("utf-8", "surrogateescape"), digest_size=8).digest(), "big") % count + 1
+
+
+def _take_shard(found: Discovery, shard: tuple[int, int]) -> Discovery:
+    mine, count = shard
+    return Discovery(
+        files=[f for f in found.files if shard_of(f.path, count) == mine],
+        skipped=[s for s in found.skipped if shard_of(s.path, count) == mine],
+        errors=[e for e in found.errors if shard_of(e.path, count) == mine],
+    )
+
+
+def scan(
+    root: str,
+    ruleset: Ruleset,
+    options: ScanOptions = ScanOptions(),
+    progress: Progress | None = None,
+    *,
+    paths: Sequence[str] = (),
+) -> ScanResult:
+    """Scan the tree at `root`, or only `paths` (files or directories inside it, as
+    pre-commit passes them); findings' paths are relative to `root` either way."""
     context = build_context(ruleset, prefilter=options.prefilter)
-    found = discover(
+    found = discover_paths(
         root,
+        paths or None,
         exclude=options.exclude,
         respect_gitignore=options.respect_gitignore,
         max_file_size=options.max_file_size,
         extra_globs=context.other_globs,
     )
-    context.python.first_party = first_party_packages(found.files)
+    context.python.first_party = first_party_packages(root if os.path.isdir(root) else os.path.dirname(os.path.abspath(root)))
+    if options.shard is not None:
+        found = _take_shard(found, options.shard)
     jobs = options.jobs or default_jobs()
     results = sorted(analyze_files(found.files, context, jobs, progress), key=lambda r: r.path)
-    return assemble(root, ruleset, results, found.skipped, found.errors, files_found=len(found.files) + len(found.skipped) + len(found.errors))
+    return assemble(
+        root,
+        ruleset,
+        results,
+        found.skipped,
+        found.errors,
+        files_found=len(found.files) + len(found.skipped) + len(found.errors),
+        per_file_ignores=options.per_file_ignores,
+        shard=options.shard,
+    )
 
 
-def assemble(root: str, ruleset: Ruleset, results: list[FileResult], skipped: list, discovery_errors: list[ScanError], *, files_found: int) -> ScanResult:
-    """FileResults to a ScanResult: pure, so shards and caches can feed it too."""
+def assemble(
+    root: str,
+    ruleset: Ruleset,
+    results: list[FileResult],
+    skipped: list[Skipped],
+    discovery_errors: list[ScanError],
+    *,
+    files_found: int,
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    shard: tuple[int, int] | None = None,
+) -> ScanResult:
+    """FileResults to a ScanResult: pure, so caches can feed it too."""
     rules = ruleset.by_id()
+    ignored_for = _per_file_ignores(ruleset, per_file_ignores)
     active: list[Finding] = []
     suppressed: list[Finding] = []
     errors = list(discovery_errors)
     for result in results:
         if result.error is not None:
             errors.append(result.error)
-        for finding in _findings(result, rules):
+        for finding in _findings(result, rules, ignored_for):
             (suppressed if finding.suppressed else active).append(finding)
-    active.sort(key=Finding.sort_key)
-    suppressed.sort(key=Finding.sort_key)
-    errors.sort(key=lambda e: (e.path, e.kind, e.message))
     coverage = Coverage(
         files_found=files_found,
         files_analyzed=sum(r.error is None for r in results),
@@ -153,6 +210,25 @@ def assemble(root: str, ruleset: Ruleset, results: list[FileResult], skipped: li
         files_skipped=len(skipped),
         lines_scanned=sum(r.lines for r in results if r.error is None),
     )
+    return build_result(root, ruleset, active, suppressed, errors, skipped, coverage, shard=shard)
+
+
+def build_result(
+    root: str,
+    ruleset: Ruleset,
+    active: list[Finding],
+    suppressed: list[Finding],
+    errors: list[ScanError],
+    skipped: list[Skipped],
+    coverage: Coverage,
+    *,
+    shard: tuple[int, int] | None = None,
+) -> ScanResult:
+    """Sort, score and take inventory: the one place a ScanResult is made, by a scan and by
+    `tpucheck merge` alike, so that merged shards score exactly as one scan does."""
+    active = sorted(active, key=Finding.sort_key)
+    suppressed = sorted(suppressed, key=Finding.sort_key)
+    errors = sorted(errors, key=lambda e: (e.path, e.kind, e.message))
     efforts = {r.id: (r.effort_low, r.effort_high, r.effort_per) for r in ruleset.rules}
     fixes = {r.id: r.fix for r in ruleset.rules}
     score = compute_score(active, coverage.lines_scanned, efforts, fixes)
@@ -165,13 +241,37 @@ def assemble(root: str, ruleset: Ruleset, results: list[FileResult], skipped: li
         coverage=coverage,
         score=score,
         inventory=build_inventory(active),
-        rules=sorted(rules),
+        rules=sorted(r.id for r in ruleset.rules),
         rule_data=ruleset.rules,
+        shard=shard,
     )
 
 
-def _findings(result: FileResult, rules: dict) -> list[Finding]:
+IgnoredFor = Callable[[str], Callable[[str], str | None]]
+"""path -> (rule id -> the per-file-ignores pattern that silences it there, or None)."""
+
+
+def _per_file_ignores(ruleset: Ruleset, entries: tuple[tuple[str, tuple[str, ...]], ...]) -> IgnoredFor | None:
+    if not entries:
+        return None
+    specs = [(pattern, pathspec.GitIgnoreSpec.from_lines([pattern]), refs) for pattern, refs in entries]
+    rules = ruleset.by_id()
+
+    def ignored_for(path: str) -> Callable[[str], str | None]:
+        matching = [(pattern, refs) for pattern, spec, refs in specs if spec.match_file(path)]
+
+        def pattern_for(rule_id: str) -> str | None:
+            rule = rules[rule_id]
+            return next((pattern for pattern, refs in matching if any(rule_selected(rule, ref) for ref in refs)), None)
+
+        return pattern_for
+
+    return ignored_for
+
+
+def _findings(result: FileResult, rules: dict, ignored_for: IgnoredFor | None = None) -> list[Finding]:
     role = role_of(result.path)
+    file_ignore = ignored_for(result.path) if ignored_for else None
     matches = sorted(
         (m for m in result.matches if m.rule_id in rules),
         key=lambda m: (m.cell or 0, m.span.line, m.span.column, m.rule_id),
@@ -184,6 +284,9 @@ def _findings(result: FileResult, rules: dict) -> list[Finding]:
         if suppression is None and match.span.end_line != match.span.line:
             suppression = result.suppressions.get(suppression_key(match.span.end_line, match.cell))
         silenced = suppression is not None and suppression.covers(rule.id, rule.name)
+        reason = suppression.reason if silenced and suppression else None
+        if not silenced and file_ignore is not None and (pattern := file_ignore(rule.id)) is not None:
+            silenced, reason = True, f"per-file-ignores: {pattern}"
         out.append(
             Finding(
                 rule=rule.id,
@@ -203,7 +306,7 @@ def _findings(result: FileResult, rules: dict) -> list[Finding]:
                 fingerprint=fingerprint,
                 detail=match.detail,
                 suppressed=silenced,
-                suppression_reason=suppression.reason if silenced and suppression else None,
+                suppression_reason=reason,
                 inventory=rule.inventory,
                 help_uri=rule.help_uri,
             )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 SEVERITIES: tuple[str, ...] = ("blocker", "major", "minor", "info")
 """Most severe first; the index is used for ordering and for `--fail-on`."""
@@ -162,6 +163,15 @@ class Finding:
     suppression_reason: str | None = None
     inventory: str | None = None
     help_uri: str | None = None
+    baselined: bool = False
+    """Recorded in the baseline file: reported, counted in the score, left out of the gate."""
+    outside_diff: bool = False
+    """Not on a line changed since `--diff-base`: reported, left out of the gate."""
+
+    @property
+    def gated(self) -> bool:
+        """Whether `--fail-on` counts this finding: new, and in the diff when one is given."""
+        return not (self.baselined or self.outside_diff)
 
     def sort_key(self) -> tuple[object, ...]:
         return (self.path, self.cell or 0, self.span.line, self.span.column, self.rule, self.span.end_line, self.span.end_column)
@@ -192,7 +202,55 @@ class Finding:
             data["detail"] = self.detail
         if self.suppressed:
             data["suppression_reason"] = self.suppression_reason
+        if self.baselined:
+            data["baselined"] = True
+        if self.outside_diff:
+            data["outside_diff"] = True
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], *, suppressed: bool = False) -> Finding:
+        """The inverse of to_dict, for `tpucheck merge`; raises KeyError/TypeError/ValueError
+        on a malformed entry, which the caller reports with the file it came from."""
+        cell = data["cell"]
+        return cls(
+            rule=_str(data, "rule"),
+            name=_str(data, "name"),
+            category=_str(data, "category"),
+            severity=_str(data, "severity"),
+            confidence=_str(data, "confidence"),
+            path=_str(data, "path"),
+            span=Span(_int(data, "line"), _int(data, "column"), _int(data, "end_line"), _int(data, "end_column")),
+            cell=None if cell is None else _int(data, "cell"),
+            message=_str(data, "message"),
+            fix=_str(data, "fix"),
+            affects=tuple(str(a) for a in data["affects"]),
+            snippet=_str(data, "snippet"),
+            role=_str(data, "role"),
+            guarded=bool(data["guarded"]),
+            fingerprint=_str(data, "fingerprint"),
+            detail=data.get("detail"),
+            suppressed=suppressed,
+            suppression_reason=data.get("suppression_reason") if suppressed else None,
+            inventory=data.get("inventory"),
+            help_uri=data.get("help_uri"),
+            baselined=bool(data.get("baselined", False)),
+            outside_diff=bool(data.get("outside_diff", False)),
+        )
+
+
+def _str(data: dict[str, Any], key: str) -> str:
+    value = data[key]
+    if not isinstance(value, str):
+        raise TypeError(f"{key} must be a string")
+    return value
+
+
+def _int(data: dict[str, Any], key: str) -> int:
+    value = data[key]
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{key} must be an integer")
+    return value
 
 
 _WS = re.compile(r"\s+")

@@ -20,7 +20,8 @@ from tpucheck.findings import (
 from tpucheck.ruleset.model import Rule
 from tpucheck.scoring import Score
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
+"""1.1 added root, gate, shard, configuration_errors and the baselined/outside_diff marks."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +122,25 @@ class ScanResult:
     """Ids of the rules the scan ran."""
     rule_data: tuple[Rule, ...] = ()
     """The rules themselves, for reports that describe them (SARIF's rule metadata)."""
+    baseline: str | None = None
+    """The baseline file whose findings are marked `baselined`."""
+    diff_base: str | None = None
+    """The git ref whose diff decides which findings are `outside_diff`."""
+    shard: tuple[int, int] | None = None
+    """(K, N) when this is the K-th of N shards; `tpucheck merge` combines them."""
+    configuration_errors: list[ScanError] = field(default_factory=list)
+    """Problems in config, rule or baseline files: the scan went on without the bad parts,
+    and the command exits 2 after reporting."""
+
+    def gated_findings(self) -> list[Finding]:
+        """What `--fail-on` judges: not baselined, and in the diff when one was given."""
+        return [f for f in self.findings if f.gated]
+
+    def baselined_count(self) -> int:
+        return sum(f.baselined for f in self.findings)
+
+    def outside_diff_count(self) -> int:
+        return sum(f.outside_diff and not f.baselined for f in self.findings)
 
     def files_by_severity(self) -> list[tuple[str, str, dict[str, int]]]:
         """(path, role, counts by severity), most severe and most findings first: where the
@@ -159,9 +179,10 @@ class ScanResult:
 
     def to_dict(self) -> dict[str, object]:
         score = self.score
-        return {
+        data: dict[str, object] = {
             "schema_version": SCHEMA_VERSION,
             "tool": {"name": "tpucheck", "version": __version__},
+            "root": self.root,
             "summary": {
                 "score": score.score,
                 "grade": score.grade,
@@ -177,7 +198,11 @@ class ScanResult:
                 "by_category": self.counts_by_category(),
                 "size_factor": score.size_factor,
                 "cost": score.cost,
+                "baselined": self.baselined_count(),
+                "outside_diff": self.outside_diff_count(),
+                "gated": len(self.gated_findings()),
             },
+            "gate": {"baseline": self.baseline, "diff_base": self.diff_base},
             "coverage": self.coverage.to_dict(),
             "inventory": self.inventory.to_dict(),
             "plan": [item.to_dict() for item in score.plan],
@@ -185,5 +210,9 @@ class ScanResult:
             "suppressed": [f.to_dict() for f in self.suppressed],
             "errors": [e.to_dict() for e in self.errors],
             "skipped": [s.to_dict() for s in self.skipped],
+            "configuration_errors": [e.to_dict() for e in self.configuration_errors],
             "rules": self.rules,
         }
+        if self.shard is not None:
+            data["shard"] = f"{self.shard[0]}/{self.shard[1]}"
+        return data

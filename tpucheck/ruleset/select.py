@@ -12,7 +12,8 @@ class SelectionError(ValueError):
     """A selector that names nothing: a typo must not silently select zero rules."""
 
 
-def _matches(rule: Rule, selector: str) -> bool:
+def rule_selected(rule: Rule, selector: str) -> bool:
+    """Whether `selector` (id, upper-case id prefix, name, category or ALL) names `rule`."""
     return (
         selector == "ALL"
         or rule.id == selector
@@ -22,12 +23,16 @@ def _matches(rule: Rule, selector: str) -> bool:
     )
 
 
+def unknown_selectors(ruleset: Ruleset, selectors: Iterable[str]) -> list[str]:
+    """The selectors that name no rule: a typo must not silently select zero rules."""
+    return [s for s in selectors if s not in CATEGORIES and not any(rule_selected(rule, s) for rule in ruleset.rules)]
+
+
 def select_rules(ruleset: Ruleset, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> Ruleset:
     select = [s.strip() for s in select if s.strip()]
     ignore = [s.strip() for s in ignore if s.strip()]
-    for selector in (*select, *ignore):
-        if selector not in CATEGORIES and not any(_matches(rule, selector) for rule in ruleset.rules):
-            raise SelectionError(f"unknown rule selector {selector!r}: not a rule id, id prefix, name or category")
-    chosen = [r for r in ruleset.rules if not select or any(_matches(r, s) for s in select)]
-    chosen = [r for r in chosen if not any(_matches(r, s) for s in ignore)]
+    for selector in unknown_selectors(ruleset, (*select, *ignore)):
+        raise SelectionError(f"unknown rule selector {selector!r}: not a rule id, id prefix, name or category")
+    chosen = [r for r in ruleset.rules if not select or any(rule_selected(r, s) for s in select)]
+    chosen = [r for r in chosen if not any(rule_selected(r, s) for s in ignore)]
     return ruleset.with_rules(tuple(chosen))
