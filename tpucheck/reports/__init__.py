@@ -6,7 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TextIO
 
-from tpucheck.reports import github, html, json_report, markdown, sarif, terminal
+from tpucheck.reports import (
+    concise,
+    github,
+    html,
+    json_report,
+    markdown,
+    sarif,
+    terminal,
+)
 from tpucheck.result import ScanResult
 
 Writer = Callable[[ScanResult, TextIO, bool], None]
@@ -19,4 +27,5 @@ FORMATS: dict[str, Writer] = {
     "html": html.write,
     "sarif": sarif.write,
     "github": github.write,
+    "concise": concise.write,
 }
