@@ -9,17 +9,31 @@ import os
 import re
 import sys
 import traceback
+from dataclasses import replace
 from pathlib import Path
 
 import typer
 
 from tpucheck import __version__, ruledocs
-from tpucheck.engine import ScanOptions, default_jobs, scan
-from tpucheck.findings import CATEGORIES, SEVERITIES, severity_rank
+from tpucheck.baseline import (
+    BaselineError,
+    apply_baseline,
+    load_baseline,
+    write_baseline,
+)
+from tpucheck.config import Config, InitError, load_config, write_init
+from tpucheck.engine import ScanOptions, scan
+from tpucheck.findings import CATEGORIES, SEVERITIES, ScanError, severity_rank
+from tpucheck.gitdiff import ChangedLines, DiffError, apply_diff, changed_lines
+from tpucheck.merge import MergeError, merge_reports
 from tpucheck.reports import FORMATS
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import RuleFileError, SelectionError, load_ruleset, select_rules
+from tpucheck.ruleset.examples import check_rule, rule_examples
+from tpucheck.ruleset.loader import load_ruleset_lenient, rule_files
 from tpucheck.ruleset.model import Rule, Ruleset
+from tpucheck.ruleset.select import unknown_selectors
+from tpucheck.settings import SettingsError, cache_options, resolve_settings
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_BUG = 0, 1, 2, 3
 
@@ -42,6 +56,7 @@ def _split(values: list[str] | None) -> list[str]:
 
 
 def _load_rules(rules: list[Path] | None, select: list[str] | None, ignore: list[str] | None) -> Ruleset:
+    """Strict loading, for the commands that describe rules: any problem is a usage error."""
     try:
         ruleset = load_ruleset(rules or [])
         return select_rules(ruleset, _split(select), _split(ignore))
@@ -67,46 +82,162 @@ def _root(
 
 @app.command("scan")
 def scan_command(
-    path: Path = typer.Argument(..., help="Directory (or file) to scan.", show_default=False),
-    output_format: str = typer.Option("terminal", "--format", "-f", help=f"Report format: {', '.join(FORMATS)}."),
+    paths: list[Path] = typer.Argument(..., help="A directory to scan, or files and directories (as pre-commit passes them).", show_default=False),
+    output_format: str | None = typer.Option(None, "--format", "-f", help=f"Report format: {', '.join(FORMATS)} (default: terminal)."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
     fail_under: float | None = typer.Option(None, "--fail-under", help="Exit 1 when the score is below this (0-100)."),
-    fail_on: str | None = typer.Option(None, "--fail-on", help=f"Exit 1 on any finding at or above this severity: {', '.join(SEVERITIES)}."),
+    fail_on: str | None = typer.Option(None, "--fail-on", help=f"Exit 1 on any new finding at or above this severity: {', '.join(SEVERITIES)}."),
     select: list[str] | None = typer.Option(None, "--select", help="Only these rules: ids, id prefixes, names or categories (comma-separated or repeated)."),
     ignore: list[str] | None = typer.Option(None, "--ignore", help="Leave out these rules: ids, id prefixes, names or categories."),
     exclude: list[str] | None = typer.Option(None, "--exclude", help="gitignore-style glob of paths to leave out (repeatable)."),
-    rules: list[Path] | None = typer.Option(None, "--rules", help="Extra rule file or directory of rule files (repeatable)."),
+    rules: list[Path] | None = typer.Option(None, "--rules", help="Extra rule file or directory of rule files (repeatable; adds to extend-rules)."),
+    config_file: Path | None = typer.Option(None, "--config", help="Read settings from this file instead of the nearest tpucheck.toml / pyproject.toml."),
+    isolated: bool = typer.Option(False, "--isolated", help="Ignore every configuration file."),
+    baseline: Path | None = typer.Option(None, "--baseline", help="Findings recorded in this baseline are reported as baselined and left out of --fail-on."),
+    write_baseline: Path | None = typer.Option(None, "--write-baseline", help="Record today's findings in this baseline file (and treat them as baselined)."),
+    diff_base: str | None = typer.Option(None, "--diff-base", metavar="REF", help="Gate only on findings in lines changed since the merge base of REF and HEAD (git)."),
+    shard: str | None = typer.Option(None, "--shard", metavar="K/N", help="Analyze only the K-th of N stable shares of the files; combine with `tpucheck merge`."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Where to keep per-file results (default: .tpucheck_cache in the scanned root)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache."),
+    file_time_budget: float | None = typer.Option(None, "--file-time-budget", min=0.001, help="Seconds one file may take before it is reported as an error (default 30)."),
     no_gitignore: bool = typer.Option(False, "--no-gitignore", help="Scan files that .gitignore excludes too."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
-    max_file_size: int = typer.Option(5 * 1024 * 1024, "--max-file-size", min=1, help="Skip files larger than this many bytes."),
+    max_file_size: int | None = typer.Option(None, "--max-file-size", min=1, help="Skip files larger than this many bytes (default 5 MiB)."),
     no_prefilter: bool = typer.Option(False, "--no-prefilter", help="Parse every Python file, even those that mention nothing a rule looks for."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, no notes on stderr."),
 ) -> None:
     """Scan a tree and report its TPU readiness; with --fail-under/--fail-on, gate CI."""
-    if output_format not in FORMATS:
-        raise UsageProblem(f"unknown format {output_format!r}: choose one of {', '.join(FORMATS)}")
-    if fail_on is not None and fail_on not in SEVERITIES:
-        raise UsageProblem(f"unknown severity {fail_on!r} for --fail-on: choose one of {', '.join(SEVERITIES)}")
-    if fail_under is not None and not 0 <= fail_under <= 100:
-        raise UsageProblem("--fail-under takes a score from 0 to 100")
-    if not path.exists():
-        raise UsageProblem(f"no such file or directory: {path}")
-    ruleset = _load_rules(rules, select, ignore)
-    options = ScanOptions(
-        exclude=tuple(exclude or ()),
-        respect_gitignore=not no_gitignore,
+    for path in paths:
+        if not os.path.lexists(path):
+            raise UsageProblem(f"no such file or directory: {path}")
+    root, only = scan_root([str(p) for p in paths])
+    config = Config() if isolated else load_config(Path(root), explicit=config_file, formats=FORMATS)
+    settings = resolve_settings(
+        config,
+        output_format=output_format,
+        fail_under=fail_under,
+        fail_on=fail_on,
+        jobs=jobs,
         max_file_size=max_file_size,
-        jobs=jobs or default_jobs(),
-        prefilter=not no_prefilter,
+        file_time_budget=file_time_budget,
+        baseline=baseline,
+        cache_dir=cache_dir,
+        no_cache=no_cache,
+        no_gitignore=no_gitignore,
     )
-    result = _run_scan(str(path), ruleset, options, show_progress=not quiet and sys.stderr.isatty())
-    _emit(result, output_format, output)
-    raise typer.Exit(_gate(result, fail_under, fail_on))
+    shard_spec = _parse_shard(shard)
+    if shard_spec is not None and write_baseline is not None:
+        raise UsageProblem("--write-baseline needs the whole tree: scan without --shard")
+    changed = _changed_lines(root, diff_base)
+    ruleset, config, problems = _scan_rules(config, rules, select, ignore)
+    options = ScanOptions(
+        exclude=tuple(exclude) if exclude else config.exclude,
+        respect_gitignore=settings.respect_gitignore,
+        max_file_size=settings.max_file_size,
+        jobs=settings.jobs,
+        prefilter=not no_prefilter,
+        shard=shard_spec,
+        per_file_ignores=config.per_file_ignores,
+        **cache_options(settings),
+    )
+    result = _run_scan(root, ruleset, options, only, show_progress=not quiet and sys.stderr.isatty())
+    if write_baseline is not None:
+        written = _write_baseline(result, write_baseline)
+        if not quiet:
+            typer.echo(f"tpucheck: recorded {written} findings in {write_baseline}", err=True)
+        settings = replace(settings, baseline=write_baseline)
+    if settings.baseline is not None:
+        try:
+            apply_baseline(result, load_baseline(settings.baseline))
+        except BaselineError as exc:
+            problems.append(ScanError(str(settings.baseline), "baseline", str(exc)))
+    if changed is not None:
+        apply_diff(result, changed)
+    result.configuration_errors = problems
+    _report_problems(problems)
+    _emit(result, settings.output_format, output)
+    score_gate = settings.fail_under
+    if shard_spec is not None and score_gate is not None:
+        if not quiet:
+            typer.echo("tpucheck: note: a shard's score is not the tree's; apply --fail-under to `tpucheck merge`", err=True)
+        score_gate = None
+    code = _gate(result, score_gate, settings.fail_on)
+    raise typer.Exit(EXIT_USAGE if problems else code)
 
 
-def _run_scan(root: str, ruleset: Ruleset, options: ScanOptions, *, show_progress: bool) -> ScanResult:
+def scan_root(paths: list[str]) -> tuple[str, tuple[str, ...]]:
+    """(root, the paths to scan inside it). One directory is the root itself; files, or
+    several paths, are scanned relative to the current directory when they are inside it
+    (pre-commit runs from the repository's top, so paths and fingerprints match a scan of
+    the whole tree), else relative to their deepest common directory."""
+    if len(paths) == 1 and os.path.isdir(paths[0]):
+        return paths[0], ()
+    absolute = [os.path.abspath(p) for p in paths]
+    here = os.getcwd()
+    if all(os.path.commonpath([here, p]) == here for p in absolute):
+        return ".", tuple(absolute)
+    parents = [p if os.path.isdir(p) else os.path.dirname(p) for p in absolute]
+    return os.path.commonpath(parents), tuple(absolute)
+
+
+def _parse_shard(value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    parts = value.split("/")
+    if len(parts) == 2 and all(part.isdigit() for part in parts):
+        k, n = int(parts[0]), int(parts[1])
+        if 1 <= k <= n:
+            return k, n
+    raise UsageProblem(f"--shard takes K/N with 1 <= K <= N (e.g. 2/4), not {value!r}")
+
+
+def _changed_lines(root: str, ref: str | None) -> ChangedLines | None:
+    if ref is None:
+        return None
+    try:
+        return changed_lines(root, ref)
+    except DiffError as exc:
+        raise UsageProblem(f"--diff-base {ref}: {exc}") from None
+
+
+def _scan_rules(config: Config, rules: list[Path] | None, select: list[str] | None, ignore: list[str] | None) -> tuple[Ruleset, Config, list[ScanError]]:
+    """Rules for a scan: a broken rule file or config entry is reported and left out, and
+    the scan goes on; a mistake in a command-line flag stops it (it is typed right there)."""
+    problems = [ScanError(p.file, "config", str(p)) for p in config.problems]
+    try:
+        ruleset, rule_problems = load_ruleset_lenient([*config.extend_rules, *(rules or [])])
+    except RuleFileError as exc:
+        raise UsageProblem(f"invalid built-in rule file (a bug): {exc}") from None
+    problems += [ScanError(p.file, "rules", str(p)) for p in rule_problems]
+    config_problems = set(config.problems)
+    config = config.without_unknown_rule_refs(lambda ref: not unknown_selectors(ruleset, [ref]))
+    problems += [ScanError(p.file, "config", str(p)) for p in config.problems if p not in config_problems]
+    try:
+        chosen = select_rules(
+            ruleset,
+            _split(select) if select else (config.select or ()),
+            _split(ignore) if ignore else config.ignore,
+        )
+    except SelectionError as exc:
+        raise UsageProblem(str(exc)) from None
+    return chosen, config, problems
+
+
+def _write_baseline(result: ScanResult, path: Path) -> int:
+    try:
+        return write_baseline(result, path)
+    except BaselineError as exc:
+        raise UsageProblem(str(exc)) from None
+
+
+def _report_problems(problems: list[ScanError]) -> None:
+    for problem in problems:
+        typer.echo(f"tpucheck: error: {problem.message}", err=True)
+
+
+def _run_scan(root: str, ruleset: Ruleset, options: ScanOptions, only: tuple[str, ...], *, show_progress: bool) -> ScanResult:
     if not show_progress:
-        return scan(root, ruleset, options)
+        return scan(root, ruleset, options, paths=only)
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -122,7 +253,7 @@ def _run_scan(root: str, ruleset: Ruleset, options: ScanOptions, *, show_progres
         def advance(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        return scan(root, ruleset, options, progress=advance)
+        return scan(root, ruleset, options, progress=advance, paths=only)
 
 
 def _emit(result: ScanResult, output_format: str, output: Path | None) -> None:
@@ -139,25 +270,75 @@ def _emit(result: ScanResult, output_format: str, output: Path | None) -> None:
 
 
 def _gate(result: ScanResult, fail_under: float | None, fail_on: str | None) -> int:
+    """The score gate judges the whole score; the severity gate only new findings (not
+    baselined, and on changed lines when --diff-base is given)."""
     reasons = []
     if fail_under is not None and result.score.score < fail_under:
         reasons.append(f"score {result.score.score:.1f} is below {fail_under:g}")
     if fail_on is not None:
         bar = severity_rank(fail_on)
-        tripped = [f for f in result.findings if severity_rank(f.severity) <= bar]
+        tripped = [f for f in result.gated_findings() if severity_rank(f.severity) <= bar]
         if tripped:
-            reasons.append(f"{len(tripped)} findings at or above {fail_on}")
+            scope = "new " if result.baseline or result.diff_base else ""
+            reasons.append(f"{len(tripped)} {scope}findings at or above {fail_on}")
     if reasons:
         typer.echo("tpucheck: gate failed: " + "; ".join(reasons), err=True)
         return EXIT_GATE
     return EXIT_OK
 
 
+@app.command("merge")
+def merge_command(
+    reports: list[Path] = typer.Argument(..., metavar="REPORT.json...", help="JSON reports of every shard (--shard K/N), or one JSON report to render again.", show_default=False),
+    output_format: str | None = typer.Option(None, "--format", "-f", help=f"Report format: {', '.join(FORMATS)} (default: terminal)."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
+    fail_under: float | None = typer.Option(None, "--fail-under", help="Exit 1 when the merged score is below this (0-100)."),
+    fail_on: str | None = typer.Option(None, "--fail-on", help=f"Exit 1 on any new finding at or above this severity: {', '.join(SEVERITIES)}."),
+    rules: list[Path] | None = typer.Option(None, "--rules", help="Extra rule files the scan used (repeatable; adds to extend-rules)."),
+    config_file: Path | None = typer.Option(None, "--config", help="Read settings from this file instead of the nearest tpucheck.toml / pyproject.toml."),
+    isolated: bool = typer.Option(False, "--isolated", help="Ignore every configuration file."),
+) -> None:
+    """Combine shard results into one report with the score one scan would give, or render a
+    JSON report in another format (scan once in CI, then write SARIF, Markdown, annotations)."""
+    config = Config() if isolated else load_config(Path.cwd(), explicit=config_file, formats=FORMATS)
+    settings = resolve_settings(config, output_format=output_format, fail_under=fail_under, fail_on=fail_on)
+    try:
+        ruleset, _ = load_ruleset_lenient([*config.extend_rules, *(rules or [])])
+        result = merge_reports(reports, ruleset)
+    except (MergeError, RuleFileError) as exc:
+        raise UsageProblem(str(exc)) from None
+    _report_problems(result.configuration_errors)
+    _emit(result, settings.output_format, output)
+    code = _gate(result, settings.fail_under, settings.fail_on)
+    raise typer.Exit(EXIT_USAGE if result.configuration_errors else code)
+
+
+@app.command("init")
+def init_command(
+    directory: Path = typer.Argument(Path("."), help="The project's directory.", show_default=True),
+    pyproject: bool | None = typer.Option(None, "--pyproject/--toml", help="Append [tool.tpucheck] to pyproject.toml, or write tpucheck.toml (default: pyproject.toml when there is one)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing tpucheck.toml."),
+) -> None:
+    """Write a commented starter configuration: every setting explained, the blocker gate on."""
+    if not directory.is_dir():
+        raise UsageProblem(f"not a directory: {directory}")
+    try:
+        written = write_init(directory, pyproject=pyproject, force=force)
+    except InitError as exc:
+        raise UsageProblem(str(exc)) from None
+    typer.echo(f"tpucheck: wrote {written}")
+
+
 RULE_FORMATS = ("terminal", "json", "markdown")
 
 
-@app.command("rules")
+rules_app = typer.Typer(help="List the rules, or test rule files' examples.", rich_markup_mode=None)
+app.add_typer(rules_app, name="rules")
+
+
+@rules_app.callback(invoke_without_command=True)
 def rules_command(
+    ctx: typer.Context,
     category: str | None = typer.Option(None, "--category", help=f"Only this category: {', '.join(CATEGORIES)}."),
     severity: str | None = typer.Option(None, "--severity", help=f"Only this severity: {', '.join(SEVERITIES)}."),
     output_format: str = typer.Option("terminal", "--format", "-f", help="terminal (one line per rule), json, or markdown (the docs/rules.md page)."),
@@ -165,6 +346,8 @@ def rules_command(
     rules: list[Path] | None = typer.Option(None, "--rules", help="Extra rule file or directory (repeatable)."),
 ) -> None:
     """List the rules tpucheck applies; `--format markdown -o docs/rules.md` regenerates the docs."""
+    if ctx.invoked_subcommand is not None:
+        return
     _check_format(output_format)
     if category is not None and category not in CATEGORIES:
         raise UsageProblem(f"unknown category {category!r}: choose one of {', '.join(CATEGORIES)}")
@@ -178,6 +361,38 @@ def rules_command(
         _write_text(ruledocs.markdown_page(chosen), output)
     else:
         _write_rich(ruledocs.terminal_table(chosen), output)
+
+
+@rules_app.command("test")
+def rules_test_command(
+    files: list[Path] = typer.Argument(..., metavar="RULE_FILE...", help="Rule files (YAML) or directories of them.", show_default=False),
+) -> None:
+    """Run the examples of your own rule files: each `flag` example must be flagged by its
+    rule and each `pass` example must not. Exit 1 when one fails, 2 when a file is invalid."""
+    for path in files:
+        if not path.exists():
+            raise UsageProblem(f"no such file or directory: {path}")
+    try:
+        ruleset, problems = load_ruleset_lenient(files)
+    except RuleFileError as exc:
+        raise UsageProblem(f"invalid built-in rule file (a bug): {exc}") from None
+    mine = {str(path) for path in rule_files(files, builtin=False)}
+    tested = [rule for rule in ruleset.rules if rule.source.rpartition(":")[0] in mine]
+    failed = 0
+    for rule in tested:
+        outcomes = check_rule(ruleset, rule)
+        bad = [o for o in outcomes if not o.ok]
+        failed += len(bad)
+        status = "FAIL" if bad else "ok  "
+        typer.echo(f"{status} {rule.id} {rule.name} ({rule.source}): {len(outcomes) - len(bad)}/{len(outcomes)} examples")
+        for outcome in bad:
+            first = next((line.strip() for line in outcome.example.code.splitlines() if line.strip()), "")
+            typer.echo(f"     {outcome.expect} example {outcome.number}: {outcome.problem}: {first[:80]}")
+    for problem in problems:
+        typer.echo(f"tpucheck: error: {problem}", err=True)
+    total = sum(len(rule_examples(rule)) for rule in tested)
+    typer.echo(f"{len(tested)} rules, {total} examples: {total - failed} passed, {failed} failed" + (f"; {len(problems)} problems in rule files" if problems else ""))
+    raise typer.Exit(EXIT_USAGE if problems else EXIT_GATE if failed else EXIT_OK)
 
 
 @app.command("explain")
@@ -261,7 +476,7 @@ def _write_rich(renderable: object, output: Path | None) -> None:
 def main() -> None:
     try:
         code = app(standalone_mode=False)
-    except UsageProblem as exc:
+    except (UsageProblem, SettingsError) as exc:
         typer.echo(f"tpucheck: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     except typer.Exit as exc:

@@ -14,12 +14,19 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pathspec
 
 from tpucheck.analyzers import AnalysisContext, analyze_text, build_context
-from tpucheck.discovery import DEFAULT_MAX_FILE_SIZE, Discovery, SourceFile, discover_paths
+from tpucheck.budget import DEFAULT_FILE_TIME_BUDGET, BudgetExceeded, time_limit
+from tpucheck.cache import CacheStats, ResultCache
+from tpucheck.discovery import (
+    DEFAULT_MAX_FILE_SIZE,
+    Discovery,
+    SourceFile,
+    discover_paths,
+)
 from tpucheck.findings import (
     FileResult,
     Finding,
@@ -52,6 +59,15 @@ class ScanOptions:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """(gitignore-style pattern, rule refs): those rules' findings in matching files are
     suppressed, with the pattern as the reason."""
+    use_cache: bool = False
+    """Keep each file's result in the incremental cache (off by default so that library
+    and test callers never write into the trees they scan; the CLI turns it on)."""
+    cache_dir: str | None = None
+    """Where the cache lives; None: `<root>/.tpucheck_cache` (no cache for a single-file root)."""
+    cache_stats: CacheStats | None = field(default=None, compare=False)
+    """Filled in by the scan (hits, misses, writes) when the caller passes one."""
+    file_time_budget: float | None = DEFAULT_FILE_TIME_BUDGET
+    """Seconds one file's analysis may take before it becomes a "timeout" error; None: no limit."""
 
 
 def default_jobs() -> int:
@@ -61,32 +77,68 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def analyze_file(source: SourceFile, context: AnalysisContext) -> FileResult:
-    """Read, decode and analyze one file; every failure becomes an error entry."""
+def analyze_file(
+    source: SourceFile,
+    context: AnalysisContext,
+    cache: ResultCache | None = None,
+    budget: float | None = None,
+    *,
+    lookup: bool = True,
+) -> FileResult:
+    """Read, decode and analyze one file; every failure becomes an error entry.
+
+    The file is read once: its bytes give the cache key and are what gets analyzed, so an
+    entry is always stored under the hash of the bytes it describes, even if the file
+    changed since a lookup made elsewhere (`lookup=False`: the parent already missed).
+    """
     try:
         with open(source.abspath, "rb") as handle:
             data = handle.read()
     except OSError as exc:
+        if cache is not None and lookup:
+            cache.stats.misses += 1
         reason = exc.strerror or type(exc).__name__
         return FileResult(source.path, source.kinds[0], error=ScanError(source.path, "unreadable", f"cannot read: {reason}"))
+    key = cache.key(source.path, source.kinds, data) if cache is not None else None
+    if cache is not None and key is not None and lookup:
+        cached = cache.load(key)
+        if cached is not None:
+            return cached
     try:
-        text = decode(data, python="python" in source.kinds)
-    except SourceTextError as exc:
-        return FileResult(source.path, source.kinds[0], error=ScanError(source.path, exc.kind, str(exc)))
-    return analyze_text(source.path, source.kinds, text, context)
+        with time_limit(budget):
+            try:
+                text = decode(data, python="python" in source.kinds)
+            except SourceTextError as exc:
+                result = FileResult(source.path, source.kinds[0], error=ScanError(source.path, exc.kind, str(exc)))
+            else:
+                result = analyze_text(source.path, source.kinds, text, context)
+    except BudgetExceeded:
+        message = f"analysis took longer than the {budget:g} s budget; skipped"
+        return FileResult(source.path, source.kinds[0], error=ScanError(source.path, "timeout", message))
+    if cache is not None and key is not None:
+        cache.store(key, result)
+    return result
 
 
 _WORKER_CONTEXT: AnalysisContext | None = None
+_WORKER_CACHE: ResultCache | None = None
+_WORKER_BUDGET: float | None = None
 
 
-def _init_worker(context: AnalysisContext) -> None:
-    global _WORKER_CONTEXT
-    _WORKER_CONTEXT = context
+def _init_worker(context: AnalysisContext, cache: ResultCache | None = None, budget: float | None = None) -> None:
+    global _WORKER_CONTEXT, _WORKER_CACHE, _WORKER_BUDGET
+    if cache is not None:
+        cache.stats = CacheStats(enabled=True, directory=cache.directory)  # a forked copy starts with the parent's counts
+    _WORKER_CONTEXT, _WORKER_CACHE, _WORKER_BUDGET = context, cache, budget
 
 
-def _analyze_batch(batch: list[SourceFile]) -> list[FileResult]:
+def _analyze_batch(batch: list[SourceFile]) -> tuple[list[FileResult], CacheStats | None]:
+    """A batch's results, and the cache counts this worker gathered meanwhile (the parent
+    sums them: a forked worker's counters are its own copy)."""
     assert _WORKER_CONTEXT is not None
-    return [analyze_file(source, _WORKER_CONTEXT) for source in batch]
+    cache = _WORKER_CACHE
+    results = [analyze_file(source, _WORKER_CONTEXT, cache, _WORKER_BUDGET, lookup=False) for source in batch]
+    return results, cache.stats.take() if cache is not None else None
 
 
 def _batches(files: Sequence[SourceFile], jobs: int) -> list[list[SourceFile]]:
@@ -95,21 +147,59 @@ def _batches(files: Sequence[SourceFile], jobs: int) -> list[list[SourceFile]]:
     return [ordered[i : i + size] for i in range(0, len(ordered), size)]
 
 
-def analyze_files(files: Sequence[SourceFile], context: AnalysisContext, jobs: int, progress: Progress | None = None) -> list[FileResult]:
+def analyze_files(
+    files: Sequence[SourceFile],
+    context: AnalysisContext,
+    jobs: int,
+    progress: Progress | None = None,
+    *,
+    cache: ResultCache | None = None,
+    budget: float | None = None,
+) -> list[FileResult]:
+    """Results in no particular order (the caller sorts).
+
+    With a cache and a pool, the parent looks every file up first: a warm rescan then
+    never starts a pool, and only the misses are sent out (in-process when few).
+    """
     results: list[FileResult] = []
     total = len(files)
     if jobs <= 1 or total < INLINE_BELOW:
         for done, source in enumerate(files, start=1):
-            results.append(analyze_file(source, context))
+            results.append(analyze_file(source, context, cache, budget))
             if progress:
                 progress(done, total)
         return results
+    todo: Sequence[SourceFile] = files
+    if cache is not None:
+        todo = []
+        for source in files:
+            hit = cache.lookup(source.path, source.kinds, source.abspath)
+            if hit is None:
+                todo.append(source)
+            else:
+                results.append(hit)
+        if progress and results:
+            progress(len(results), total)
+    if len(todo) < INLINE_BELOW:
+        for source in todo:
+            results.append(analyze_file(source, context, cache, budget, lookup=False))
+            if progress:
+                progress(len(results), total)
+        return results
     method = "fork" if sys.platform.startswith("linux") else "spawn"
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method), initializer=_init_worker, initargs=(context,))
+    pool = ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=multiprocessing.get_context(method),
+        initializer=_init_worker,
+        initargs=(context, cache, budget),
+    )
     with pool:
-        futures = [pool.submit(_analyze_batch, batch) for batch in _batches(files, jobs)]
+        futures = [pool.submit(_analyze_batch, batch) for batch in _batches(todo, jobs)]
         for future in as_completed(futures):
-            results.extend(future.result())
+            batch_results, counts = future.result()
+            results.extend(batch_results)
+            if cache is not None and counts is not None:
+                cache.stats.add(counts)
             if progress:
                 progress(len(results), total)
     return results
@@ -119,7 +209,7 @@ def first_party_packages(root: str) -> frozenset[str]:
     """The scanned project's own top-level packages: `pkg/__init__.py` or
     `src/pkg/__init__.py` under the root. Read from the file system rather than from the
     files discovered, so that a scan of a few files (pre-commit) or of one shard knows them too."""
-    names = set()
+    names: set[str] = set()
     for parent in (root, os.path.join(root, "src")):
         try:
             entries = os.listdir(parent)
@@ -167,7 +257,19 @@ def scan(
     if options.shard is not None:
         found = _take_shard(found, options.shard)
     jobs = options.jobs or default_jobs()
-    results = sorted(analyze_files(found.files, context, jobs, progress), key=lambda r: r.path)
+    cache = (
+        ResultCache.for_scan(
+            root,
+            ruleset,
+            prefilter=context.prefilter,
+            first_party=context.python.first_party,
+            directory=options.cache_dir,
+            stats=options.cache_stats,
+        )
+        if options.use_cache
+        else None
+    )
+    results = sorted(analyze_files(found.files, context, jobs, progress, cache=cache, budget=options.file_time_budget), key=lambda r: r.path)
     return assemble(
         root,
         ruleset,

@@ -136,6 +136,18 @@ class ScanResult:
         """What `--fail-on` judges: not baselined, and in the diff when one was given."""
         return [f for f in self.findings if f.gated]
 
+    def gate_scope(self) -> str | None:
+        """One sentence on what the gate judged, when a baseline or diff narrowed it; every
+        report shows the same words."""
+        if not (self.baseline or self.diff_base):
+            return None
+        parts = [f"{len(self.gated_findings())} new findings"]
+        if self.baseline:
+            parts.append(f"{self.baselined_count()} baselined ({self.baseline})")
+        if self.diff_base:
+            parts.append(f"{self.outside_diff_count()} outside the diff since {self.diff_base}")
+        return ", ".join(parts) + "; the score counts them all"
+
     def baselined_count(self) -> int:
         return sum(f.baselined for f in self.findings)
 

@@ -39,8 +39,13 @@ class LocatedYaml:
         return None
 
 
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's parser when PyYAML was built with it: the pure-Python one took most of a
+second per scan to read the built-in rules. Both refuse tags that construct objects."""
+
+
 def load_located(text: str) -> LocatedYaml:
-    loader = yaml.SafeLoader(text)
+    loader = _SAFE_LOADER(text)
     lines: dict[Path, int] = {}
     try:
         node = loader.get_single_node()

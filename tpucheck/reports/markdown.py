@@ -100,6 +100,7 @@ def _headline(result: ScanResult) -> list[str]:
         f" · {coverage.files_analyzed:,} files, {coverage.lines_scanned:,} lines scanned"
         ),
         "",
+        *([f"**Gate:** {_escape(scope)}", ""] if (scope := result.gate_scope()) else []),
     ]
 
 

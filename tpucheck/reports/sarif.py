@@ -74,7 +74,7 @@ def _location(path: str) -> dict[str, object]:
     return {"physicalLocation": {"artifactLocation": {"uri": path, "uriBaseId": SRCROOT}}}
 
 
-def _result(finding: Finding, index: int, rule: Rule | None) -> dict[str, object]:
+def _result(finding: Finding, index: int, rule: Rule | None, with_baseline: bool = False) -> dict[str, object]:
     # The short fix is the TPU-native one; the PyTorch/XLA alternative stays in the rule's help.
     fix = rule.fix_tpu if rule is not None else finding.fix
     text = f"{finding.message} Fix: {fix}"
@@ -103,6 +103,10 @@ def _result(finding: Finding, index: int, rule: Rule | None) -> dict[str, object
         "partialFingerprints": {FINGERPRINT_KEY: finding.fingerprint},
         "properties": properties,
     }
+    if with_baseline:
+        out["baselineState"] = "unchanged" if finding.baselined else "new"
+    if finding.outside_diff:
+        properties["outsideDiff"] = True
     if finding.suppressed:
         suppression: dict[str, object] = {"kind": "inSource"}
         if finding.suppression_reason:
@@ -181,7 +185,7 @@ def to_sarif(result: ScanResult, rules: dict[str, Rule]) -> dict[str, object]:
                 "invocations": [invocation],
                 "originalUriBaseIds": {SRCROOT: {"uri": _root_uri(result.root)}},
                 "columnKind": "unicodeCodePoints",
-                "results": [_result(f, index[f.rule], rules.get(f.rule)) for f in findings],
+                "results": [_result(f, index[f.rule], rules.get(f.rule), result.baseline is not None) for f in findings],
             }
         ],
     }

@@ -48,11 +48,14 @@ def _blocks(result: ScanResult) -> list[object]:
         f"   training {score.training:.1f} · inference {score.inference:.1f}",
     )
     blocks.append(Panel(headline, expand=False))
+    scope = result.gate_scope()
+    if scope:
+        blocks.append(Text.assemble(("Gate: ", "bold"), scope, " (the findings table lists the new ones)"))
     if result.findings:
         blocks.append(_category_table(result))
         blocks.append(_plan_table(result))
         blocks.append(_top_files(result))
-        blocks.append(_findings(result.findings))
+        blocks.append(_findings(result.gated_findings() if scope else result.findings))
     else:
         blocks.append(Text("No findings: nothing in this tree ties it to CUDA.", style="green"))
     blocks.extend(_problems(result))

@@ -79,7 +79,31 @@ def rule_files(extra: Iterable[str | Path] = (), *, builtin: bool = True) -> lis
 
 def load_ruleset(extra: Iterable[str | Path] = (), *, builtin: bool = True) -> Ruleset:
     """Load the built-in rules and any extra rule files; raise RuleFileError on any problem."""
-    files = rule_files(extra, builtin=builtin)
+    ruleset, problems = _load(rule_files(extra, builtin=builtin))
+    if problems:
+        raise RuleFileError(problems)
+    return ruleset
+
+
+def load_ruleset_lenient(extra: Iterable[str | Path] = ()) -> tuple[Ruleset, list[RuleProblem]]:
+    """The built-in rules plus every extra rule file that has no problem, and the problems of
+    the others: a broken rule file of the user's must not stop the scan (its rules are left
+    out and the problems reported). A problem in the built-in rules is a bug and raises."""
+    files = rule_files(extra)
+    builtin = {_display(path) for path in rule_files(builtin=True)}
+    reported: list[RuleProblem] = []
+    while True:
+        ruleset, problems = _load(files)
+        if not problems:
+            return ruleset, reported
+        bad = {problem.file for problem in problems} - builtin
+        if not bad:
+            raise RuleFileError(problems)
+        reported += [problem for problem in problems if problem.file in bad]
+        files = [path for path in files if _display(path) not in bad]
+
+
+def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
     problems: list[RuleProblem] = []
     rules: list[Rule] = []
     device: DeviceContext | None = None
@@ -104,14 +128,13 @@ def load_ruleset(extra: Iterable[str | Path] = (), *, builtin: bool = True) -> R
     problems.extend(_unknown_superseded(rules))
     rules, place_problems = resolve_places(rules, places)
     problems.extend(place_problems)
-    if problems:
-        raise RuleFileError(problems)
-    return Ruleset(
+    ruleset = Ruleset(
         rules=tuple(sorted(rules, key=lambda r: r.id)),
         device=device or DeviceContext(),
         sources=tuple(_display(p) for p in files),
         optional=optional,
     )
+    return ruleset, problems
 
 
 def _display(path: Path) -> str:

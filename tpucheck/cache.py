@@ -1,0 +1,462 @@
+"""The incremental cache: one JSON entry per analyzed file, so a rescan parses only what changed.
+
+An entry is keyed by everything that decides a file's `FileResult`: the file's bytes
+(SHA-256), its relative path and kinds, and a namespace that hashes the tool (version and
+the source of the package, so a development checkout never serves results of older code),
+the Python and libcst versions, a stable serialization of the whole loaded `Ruleset`, and
+the options that change results (prefilter, the project's first-party packages). Options
+that only choose *which* files are analyzed (excludes, gitignore, size limit) stay out.
+
+The default directory sits inside the scanned tree, which may be hostile, so the cache
+trusts nothing it reads:
+
+- entries are JSON, never pickle or marshal; every field is type-checked on load, and an
+  entry embeds its full key, so a renamed or copied entry is a miss, not another file's
+  result. Anything malformed is a miss, never an exception;
+- entries are opened with O_NOFOLLOW and O_NONBLOCK and must be regular files under a size
+  cap, so a planted symlink, FIFO or device cannot hang or redirect a read;
+- the cache's own directories must be real directories, not symlinks, before anything is
+  written below them, so a planted link cannot make the scan write outside the cache.
+
+What it cannot prevent: a tree that ships well-formed entries for its own files with
+forged results (every input of the key is public). Scan untrusted trees with the cache
+off or with a cache directory outside the tree.
+
+Writes go to a temporary file in the entry's directory and are renamed into place, so
+concurrent scans and interrupted writes never expose a partial entry; a cache that cannot
+be created or written (read-only tree, permissions, disk full) silently stops writing for
+the rest of the run and the scan goes on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import hashlib
+import json
+import os
+import re
+import stat
+import sys
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tpucheck
+from tpucheck.findings import FileResult, RawMatch, ScanError, Span, Suppression
+from tpucheck.ruleset.model import Ruleset
+
+CACHE_DIRNAME = ".tpucheck_cache"
+"""Discovery never walks into a directory of this name (`ALWAYS_SKIPPED_DIRS`)."""
+
+LAYOUT = "v1"
+"""Bump when the entry format changes: old entries then live in a directory nobody reads."""
+
+MAX_ENTRY_BYTES = 32 * 1024 * 1024
+"""A bigger entry is not one we wrote (a 5 MB file's matches fit many times over)."""
+
+UNCACHED_ERRORS = frozenset({"unreadable", "timeout"})
+"""Error kinds that describe the machine or the moment, not the file's bytes."""
+
+CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by tpucheck.\n"
+    "# For information about cache directory tags, see:\n"
+    "#\thttps://bford.info/cachedir/\n"
+)
+GITIGNORE = "# Created by tpucheck: nothing here belongs in version control.\n*\n"
+
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_BINARY = getattr(os, "O_BINARY", 0)
+
+
+@dataclass(slots=True)
+class CacheStats:
+    """What the cache did during one scan. Pass one in `ScanOptions.cache_stats`; the engine
+    fills it in (the counts of worker processes included)."""
+
+    enabled: bool = False
+    directory: str | None = None
+    hits: int = 0
+    """Files whose result came from an entry."""
+    misses: int = 0
+    """Files analyzed with the cache on (no entry, or an unusable one)."""
+    written: int = 0
+    write_failures: int = 0
+    """Entries that could not be written; after the first, the run stops trying."""
+    disabled_reason: str | None = None
+    """Why a requested cache was not used, or stopped being written."""
+
+    def add(self, other: CacheStats) -> None:
+        self.hits += other.hits
+        self.misses += other.misses
+        self.written += other.written
+        self.write_failures += other.write_failures
+        if self.disabled_reason is None:
+            self.disabled_reason = other.disabled_reason
+
+    def take(self) -> CacheStats:
+        """The counts so far, reset to zero: a worker ships its counts back per batch."""
+        taken = CacheStats(hits=self.hits, misses=self.misses, written=self.written, write_failures=self.write_failures, disabled_reason=self.disabled_reason)
+        self.hits = self.misses = self.written = self.write_failures = 0
+        return taken
+
+
+# --------------------------------------------------------------------------- keys
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _stable(value: Any) -> Any:
+    """A JSON-able form of rule data that is the same in every process.
+
+    `repr()` is not: frozensets of strings iterate in an order that changes with
+    PYTHONHASHSEED. Unknown types fall back to `repr`, which at worst makes every lookup
+    miss (an address in a repr), never serves a wrong result.
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return repr(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [type(value).__name__, {f.name: _stable(getattr(value, f.name)) for f in dataclasses.fields(value)}]
+    if isinstance(value, (tuple, list)):
+        return [_stable(item) for item in value]
+    if isinstance(value, (frozenset, set)):
+        return ["set", sorted((_stable(item) for item in value), key=_canonical)]
+    if isinstance(value, dict):
+        return ["dict", sorted(([_stable(k), _stable(v)] for k, v in value.items()), key=_canonical)]
+    if isinstance(value, re.Pattern):
+        return ["re", value.pattern if isinstance(value.pattern, str) else repr(value.pattern), int(value.flags)]
+    return ["repr", type(value).__name__, repr(value)]
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def ruleset_digest(ruleset: Ruleset) -> str:
+    """Of every field of the loaded rules, contexts and optional-path markers."""
+    return _sha256(_canonical(_stable(ruleset)).encode("utf-8"))
+
+
+_CODE_DIGEST: str | None = None
+
+
+def code_digest() -> str:
+    """Of the package's own source: a development checkout changes analyzers without
+    changing `__version__`, and stale results would then look like real ones."""
+    global _CODE_DIGEST
+    if _CODE_DIGEST is None:
+        hasher = hashlib.sha256()
+        package = Path(tpucheck.__file__).resolve().parent
+        try:
+            sources = sorted(p for p in package.rglob("*.py") if "__pycache__" not in p.parts)
+            for source in sources:
+                hasher.update(source.relative_to(package).as_posix().encode("utf-8") + b"\0")
+                hasher.update(source.read_bytes() + b"\0")
+        except OSError:
+            hasher.update(b"unreadable package source")
+        _CODE_DIGEST = hasher.hexdigest()
+    return _CODE_DIGEST
+
+
+def _libcst_version() -> str:
+    try:
+        from libcst._version import __version__ as version
+    except ImportError:  # pragma: no cover - a libcst without the private module
+        return "unknown"
+    return str(version)
+
+
+def namespace(ruleset: Ruleset, *, prefilter: bool, first_party: Iterable[str]) -> str:
+    """The part of every key shared by all files of one scan."""
+    parts = {
+        "layout": LAYOUT,
+        "version": tpucheck.__version__,
+        "code": code_digest(),
+        "python": f"{sys.version_info[0]}.{sys.version_info[1]}",
+        "libcst": _libcst_version(),
+        "ruleset": ruleset_digest(ruleset),
+        "prefilter": bool(prefilter),
+        "first_party": sorted(first_party),
+    }
+    return _sha256(_canonical(parts).encode("utf-8"))
+
+
+# --------------------------------------------------------------------------- entries
+
+
+def _result_to_json(result: FileResult) -> dict[str, Any]:
+    """The result without its path and kind: the key already holds them."""
+    return {
+        "lines": result.lines,
+        "parsed": result.parsed,
+        "matches": [
+            [m.rule_id, m.span.line, m.span.column, m.span.end_line, m.span.end_column, m.snippet, m.cell, m.guarded, m.detail, m.severity]
+            for m in result.matches
+        ],
+        "suppressions": [[line, sorted(s.rules), s.reason] for line, s in sorted(result.suppressions.items())],
+        "error": None if result.error is None else [result.error.kind, result.error.message],
+    }
+
+
+class _Malformed(Exception):
+    """An entry that is not exactly what `_result_to_json` writes."""
+
+
+def _int(value: Any) -> int:
+    if type(value) is not int:
+        raise _Malformed
+    return value
+
+
+def _str(value: Any) -> str:
+    if type(value) is not str:
+        raise _Malformed
+    return value
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else _str(value)
+
+
+def _bool(value: Any) -> bool:
+    if type(value) is not bool:
+        raise _Malformed
+    return value
+
+
+def _list(value: Any, length: int | None = None) -> list[Any]:
+    if type(value) is not list or (length is not None and len(value) != length):
+        raise _Malformed
+    return value
+
+
+def _result_from_json(path: str, kind: str, data: Any) -> FileResult:
+    if type(data) is not dict or set(data) != {"lines", "parsed", "matches", "suppressions", "error"}:
+        raise _Malformed
+    matches = []
+    for item in _list(data["matches"]):
+        rule_id, line, column, end_line, end_column, snippet, cell, guarded, detail, severity = _list(item, 10)
+        matches.append(
+            RawMatch(
+                rule_id=_str(rule_id),
+                span=Span(_int(line), _int(column), _int(end_line), _int(end_column)),
+                snippet=_str(snippet),
+                cell=None if cell is None else _int(cell),
+                guarded=_bool(guarded),
+                detail=_opt_str(detail),
+                severity=_opt_str(severity),
+            )
+        )
+    suppressions = {}
+    for item in _list(data["suppressions"]):
+        line, rules, reason = _list(item, 3)
+        suppressions[_int(line)] = Suppression(rules=frozenset(_str(r) for r in _list(rules)), reason=_opt_str(reason))
+    error = None
+    if data["error"] is not None:
+        error_kind, message = _list(data["error"], 2)
+        error = ScanError(path, _str(error_kind), _str(message))
+    return FileResult(path=path, kind=kind, lines=_int(data["lines"]), parsed=_bool(data["parsed"]), matches=matches, suppressions=suppressions, error=error)
+
+
+@dataclass(frozen=True, slots=True)
+class EntryKey:
+    """Which file, with which bytes, in which namespace: embedded in the entry it names."""
+
+    namespace: str
+    path: str
+    kinds: tuple[str, ...]
+    content: str
+    """SHA-256 of the file's bytes."""
+
+    def as_json(self) -> dict[str, Any]:
+        return {"namespace": self.namespace, "path": self.path, "kinds": list(self.kinds), "sha256": self.content}
+
+    def digest(self) -> str:
+        return _sha256(_canonical(self.as_json()).encode("utf-8"))
+
+
+# --------------------------------------------------------------------------- the cache
+
+
+class ResultCache:
+    """Entries of one namespace in one cache directory. Picklable: it holds only paths and
+    flags, so spawned workers get a working copy; each process counts in its own `stats`."""
+
+    def __init__(self, directory: str, namespace_digest: str, *, stats: CacheStats | None = None) -> None:
+        self.directory = directory
+        self.namespace = namespace_digest
+        self.entries = os.path.join(directory, LAYOUT, namespace_digest[:16])
+        self.stats = stats if stats is not None else CacheStats()
+        self.stats.enabled = True
+        self.stats.directory = directory
+        self.writable = True
+        self._checked_dirs: set[str] = set()
+
+    @classmethod
+    def for_scan(
+        cls,
+        root: str,
+        ruleset: Ruleset,
+        *,
+        prefilter: bool,
+        first_party: Iterable[str],
+        directory: str | None = None,
+        stats: CacheStats | None = None,
+    ) -> ResultCache | None:
+        """The cache of a scan of `root`, or None when there is nowhere to keep one.
+
+        The default directory is `<root>/.tpucheck_cache`; for a single-file root there is
+        no default (a scan of one file should not litter the folder it sits in). A default
+        directory that is a symlink is refused: the tree may have planted it.
+        """
+        if directory is None:
+            if not os.path.isdir(root):
+                if stats is not None:
+                    stats.disabled_reason = "no default cache directory for a single-file scan"
+                return None
+            directory = os.path.join(root, CACHE_DIRNAME)
+            if os.path.islink(directory):
+                if stats is not None:
+                    stats.disabled_reason = f"{directory} is a symlink"
+                return None
+        return cls(os.path.abspath(directory), namespace(ruleset, prefilter=prefilter, first_party=first_party), stats=stats)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"directory": self.directory, "namespace": self.namespace, "writable": self.writable}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["directory"], state["namespace"])  # type: ignore[misc]
+        self.writable = state["writable"]
+
+    def key(self, path: str, kinds: tuple[str, ...], data: bytes) -> EntryKey:
+        return EntryKey(self.namespace, path, tuple(kinds), _sha256(data))
+
+    def _entry_path(self, digest: str) -> tuple[str, str]:
+        folder = os.path.join(self.entries, digest[:2])
+        return folder, os.path.join(folder, digest + ".json")
+
+    # ------------------------------------------------------------------ read
+
+    def load(self, key: EntryKey) -> FileResult | None:
+        """The stored result for this key, or None (counted as a miss). Never raises for
+        anything found on disk."""
+        result = self._load(key)
+        if result is None:
+            self.stats.misses += 1
+        else:
+            self.stats.hits += 1
+        return result
+
+    def lookup(self, path: str, kinds: tuple[str, ...], abspath: str) -> FileResult | None:
+        """Read and hash the file and load its entry: the engine's pre-pass before any
+        worker starts. An unreadable file is a miss; its analysis reports why."""
+        try:
+            with open(abspath, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            self.stats.misses += 1
+            return None
+        return self.load(self.key(path, kinds, data))
+
+    def _load(self, key: EntryKey) -> FileResult | None:
+        _, path = self._entry_path(key.digest())
+        try:
+            fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_BINARY)
+        except (OSError, ValueError):
+            return None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
+                return None
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                raw = handle.read(MAX_ENTRY_BYTES + 1)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        try:
+            entry = json.loads(raw)
+            if type(entry) is not dict or set(entry) != {"key", "result"} or entry["key"] != key.as_json():
+                return None
+            return _result_from_json(key.path, key.kinds[0] if key.kinds else "other", entry["result"])
+        except (ValueError, TypeError, RecursionError, _Malformed):
+            return None
+
+    # ------------------------------------------------------------------ write
+
+    def cacheable(self, result: FileResult) -> bool:
+        return result.error is None or result.error.kind not in UNCACHED_ERRORS
+
+    def store(self, key: EntryKey, result: FileResult) -> None:
+        """Write the entry atomically; a failure turns writing off for the rest of the run."""
+        if not self.writable or not self.cacheable(result):
+            return
+        digest = key.digest()
+        folder, path = self._entry_path(digest)
+        payload = _canonical({"key": key.as_json(), "result": _result_to_json(result)}).encode("utf-8")
+        try:
+            self._prepare(folder)
+            _atomic_write(folder, path, payload)
+        except OSError as exc:
+            self.stats.write_failures += 1
+            self.writable = False
+            self.stats.disabled_reason = f"cannot write the cache: {exc.strerror or exc}"
+            return
+        self.stats.written += 1
+
+    def _prepare(self, folder: str) -> None:
+        """Create the cache's directories, each checked to be a real directory (a planted
+        symlink must not redirect our writes), plus CACHEDIR.TAG and .gitignore."""
+        if folder in self._checked_dirs:
+            return
+        if self.entries not in self._checked_dirs:
+            os.makedirs(self.directory, exist_ok=True)
+            _real_dir(self.directory)
+            for name, text in ((".gitignore", GITIGNORE), ("CACHEDIR.TAG", CACHEDIR_TAG)):
+                marker = os.path.join(self.directory, name)
+                if not os.path.lexists(marker):
+                    _atomic_write(self.directory, marker, text.encode("utf-8"))
+            _make_real_dir(os.path.join(self.directory, LAYOUT))
+            _make_real_dir(self.entries)
+            self._checked_dirs.add(self.entries)
+        _make_real_dir(folder)
+        self._checked_dirs.add(folder)
+
+
+def _real_dir(path: str) -> None:
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode):
+        raise OSError(errno.ENOTDIR, "not a directory (or a symlink)", path)
+
+
+def _make_real_dir(path: str) -> None:
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        pass
+    _real_dir(path)
+
+
+def _atomic_write(folder: str, path: str, payload: bytes) -> None:
+    """Temporary file in the same directory, then rename: readers see all or nothing.
+    `mkstemp` uses O_EXCL (never follows a planted link) and rename replaces a link at
+    the destination rather than writing through it."""
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,75 @@
+"""Run a rule's own examples: the contract every rule carries, ours and our users'.
+
+A `flag` example must produce at least one finding of its rule and a `pass` example none,
+with the rule run alone and the prefilter on, so that a needle that misses the rule's own
+example fails here. The test suite runs this over the built-in rules; `tpucheck rules
+test` runs it over a team's rule files.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tpucheck.analyzers import analyze_text, build_context
+from tpucheck.discovery import classify
+from tpucheck.ruleset.model import Example, Rule, Ruleset
+
+DEFAULT_PATHS = {"python": "example.py", "native": "example.cu", "dependency": "requirements.txt"}
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleOutcome:
+    rule: Rule
+    expect: str
+    """"flag" or "pass"."""
+    number: int
+    """1-based among the rule's examples of that kind."""
+    example: Example
+    problem: str | None
+    """None when the example behaved; else what went wrong, in one line."""
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+
+def example_path(rule: Rule, example: Example) -> str:
+    """The example's own `path`, else a name of the kind the rule's first matcher reads."""
+    if example.path:
+        return example.path
+    kind = rule.matchers[0].kind
+    if kind == "file":
+        glob = rule.matchers[0].patterns[0]
+        return re.sub(r"\*+", "example", glob.replace("**/", "")).lstrip("/")
+    return DEFAULT_PATHS.get(kind, "example.py")
+
+
+def run_example(ruleset: Ruleset, rule: Rule, example: Example, expect: str, number: int = 1) -> ExampleOutcome:
+    path = example_path(rule, example)
+    context = build_context(ruleset.with_rules((rule,)))
+    kinds = classify(path, context.other_globs)
+    if not kinds:
+        return ExampleOutcome(rule, expect, number, example, f"example path {path!r} is not a file tpucheck analyzes")
+    result = analyze_text(path, kinds, example.code, context)
+    if result.error is not None:
+        return ExampleOutcome(rule, expect, number, example, f"example does not analyze: {result.error.message}")
+    found = [m for m in result.matches if m.rule_id == rule.id]
+    if expect == "flag" and not found:
+        return ExampleOutcome(rule, expect, number, example, "not flagged")
+    if expect == "pass" and found:
+        lines = ", ".join(str(m.span.line) for m in found)
+        return ExampleOutcome(rule, expect, number, example, f"flagged on line {lines}")
+    return ExampleOutcome(rule, expect, number, example, None)
+
+
+def rule_examples(rule: Rule) -> list[tuple[str, int, Example]]:
+    return [
+        (expect, number, example)
+        for expect, examples in (("flag", rule.flag_examples), ("pass", rule.pass_examples))
+        for number, example in enumerate(examples, start=1)
+    ]
+
+
+def check_rule(ruleset: Ruleset, rule: Rule) -> list[ExampleOutcome]:
+    return [run_example(ruleset, rule, example, expect, number) for expect, number, example in rule_examples(rule)]
