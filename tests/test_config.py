@@ -15,7 +15,6 @@ from tpucheck.config import (
     find_config,
     init_config_text,
     load_config,
-    per_file_ignore_matcher,
     write_init,
 )
 from tpucheck.ruleset import load_ruleset, select_rules
@@ -411,29 +410,6 @@ def test_a_bad_per_file_ignores_entry_is_dropped_alone_at_its_line(here: Path) -
         'pyproject.toml:7: [tool.tpucheck] per-file-ignores."!src/**": a negated pattern cannot select files here',
         'pyproject.toml:8: [tool.tpucheck] per-file-ignores."# no": not a pattern (blank, a # comment or unfinished)',
     ]
-
-
-def test_per_file_ignore_matcher_has_gitignore_semantics_and_unions_entries() -> None:
-    ignored_for = per_file_ignore_matcher(
-        [
-            ("tests/", ("host-sync",)),
-            ("test_*.py", ("CA001", "host-sync")),
-            ("/setup.py", ("dependency",)),
-            ("docs/**/*.md", ("CA007",)),
-            ("*.ipynb", ("precision",)),
-        ]
-    )
-    assert ignored_for("tests/test_a.py") == ("host-sync", "CA001")
-    assert ignored_for("pkg/tests/helpers.py") == ("host-sync",)
-    assert ignored_for("pkg/test_b.py") == ("CA001", "host-sync")
-    assert ignored_for("setup.py") == ("dependency",)
-    assert ignored_for("./setup.py") == ("dependency",)
-    assert ignored_for("pkg/setup.py") == ()
-    assert ignored_for("docs/a/b/x.md") == ("CA007",)
-    assert ignored_for("docs/x.md") == ("CA007",)
-    assert ignored_for("notebooks/n.ipynb") == ("precision",)
-    assert ignored_for("src/model.py") == ()
-    assert per_file_ignore_matcher([])("a.py") == ()
 
 
 def test_unknown_rule_refs_are_dropped_and_reported_once_the_rules_are_known(here: Path) -> None:

@@ -26,7 +26,6 @@ ConfigProblem
     `str()` is one line: `pyproject.toml:12: [tool.tpucheck] fail-under: expected a
     number from 0 to 100, got "80"`; without a line, `file: ...`; file-level problems
     (unreadable, syntax) have no key: `tpucheck.toml:3: invalid TOML: ...`.
-per_file_ignore_matcher(entries) -> Callable[[str], tuple[str, ...]]
 init_config_text(*, pyproject=False) -> str
 write_init(directory, *, pyproject=None, force=False) -> Path
     Raises `InitError` (or its subclass `ConfigExists`), one-line messages.
@@ -689,28 +688,6 @@ class _Locator:
 @lru_cache(maxsize=256)
 def _gitignore_spec(pattern: str) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines([pattern])
-
-
-def per_file_ignore_matcher(entries: Iterable[tuple[str, Sequence[str]]]) -> Callable[[str], tuple[str, ...]]:
-    """`ignored_for(relpath)`: the rule refs ignored for a path relative to the scan root
-    (forward slashes), the union over every matching pattern in entry order, deduplicated.
-
-    Each pattern is matched on its own with gitignore semantics (no slash: any depth;
-    a leading or inner slash: anchored; `dir/`: everything below), so one entry cannot
-    negate another. Entries are expected to have passed `load_config`'s checks.
-    """
-    compiled = [(_gitignore_spec(pattern), tuple(refs)) for pattern, refs in entries]
-
-    def ignored_for(relpath: str) -> tuple[str, ...]:
-        while relpath.startswith("./"):
-            relpath = relpath[2:]
-        refs: dict[str, None] = {}
-        for spec, entry_refs in compiled:
-            if spec.match_file(relpath):
-                refs.update(dict.fromkeys(entry_refs))
-        return tuple(refs)
-
-    return ignored_for
 
 
 # --------------------------------------------------------------------------- init
