@@ -369,3 +369,9 @@ def test_every_report_says_how_many_are_baselined(project: Path) -> None:
     sarif = json.loads(cli("scan", ".", "--no-cache", "-q", "--baseline", "base.json", "--format", "sarif", cwd=project).stdout)
     states = sorted((r["locations"][0]["physicalLocation"]["region"]["startLine"], r["baselineState"]) for r in sarif["runs"][0]["results"])
     assert states == [(2, "unchanged"), (3, "new"), (4, "unchanged"), (5, "unchanged")]
+
+
+def test_directories_named_on_the_command_line_keep_the_roots_ignore_rules(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "r", {".gitignore": "src/gen/\n", "src/a.py": TRAIN, "src/gen/b.py": TRAIN, "tests/t.py": TRAIN, "docs/d.py": TRAIN})
+    done = json.loads(cli("scan", "src", "tests", "--no-cache", "-q", "--format", "json", cwd=root).stdout)
+    assert sorted({f["path"] for f in done["findings"]}) == ["src/a.py", "tests/t.py"]

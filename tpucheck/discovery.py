@@ -476,17 +476,26 @@ def discover_paths(
     files: dict[str, SourceFile] = {}
     skipped: dict[str, Skipped] = {}
     errors: dict[str, ScanError] = {}
+    whole: Discovery | None = None
     for given in paths:
         given_abs = os.path.abspath(given)
         rel = os.path.relpath(given_abs, root_abs).replace(os.sep, "/")
-        prefix = "" if rel == "." else rel + "/"
         try:
             given_stat = os.stat(given_abs)
         except OSError as exc:
             errors[rel] = ScanError(rel, "unreadable", f"cannot read: {exc.strerror or type(exc).__name__}")
             continue
         if stat.S_ISDIR(given_stat.st_mode):
-            part = discover(given_abs, **options)  # type: ignore[arg-type]
+            # The walk of the whole root, filtered: the root's .gitignore files and
+            # excludes apply below a directory named on the command line too.
+            whole = whole or discover(root_abs, **options)  # type: ignore[arg-type]
+            inside = "" if rel == "." else rel + "/"
+            part = Discovery(
+                files=[f for f in whole.files if f.path.startswith(inside)],
+                skipped=[s for s in whole.skipped if s.path.startswith(inside)],
+                errors=[e for e in whole.errors if e.path.startswith(inside)],
+            )
+            prefix = ""
         elif excluded is not None and excluded.match_file(rel):
             continue
         else:
