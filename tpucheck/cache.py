@@ -280,7 +280,9 @@ class EntryKey:
         return {"namespace": self.namespace, "path": self.path, "kinds": list(self.kinds), "sha256": self.content}
 
     def digest(self) -> str:
-        return _sha256(_canonical(self.as_json()).encode("utf-8"))
+        """NUL separates the parts: no path or kind contains one."""
+        text = "\0".join((self.namespace, self.path, ",".join(self.kinds), self.content))
+        return _sha256(text.encode("utf-8", "surrogateescape"))
 
 
 # --------------------------------------------------------------------------- the cache
@@ -299,6 +301,7 @@ class ResultCache:
         self.stats.directory = directory
         self.writable = True
         self._checked_dirs: set[str] = set()
+        self._buffer = bytearray(1 << 20)
 
     @classmethod
     def for_scan(
@@ -359,12 +362,11 @@ class ResultCache:
         """Read and hash the file and load its entry: the engine's pre-pass before any
         worker starts. An unreadable file is a miss; its analysis reports why."""
         try:
-            with open(abspath, "rb") as handle:
-                data = handle.read()
+            content = _file_sha256(abspath, self._buffer)
         except OSError:
             self.stats.misses += 1
             return None
-        return self.load(self.key(path, kinds, data))
+        return self.load(EntryKey(self.namespace, path, tuple(kinds), content))
 
     def _load(self, key: EntryKey) -> FileResult | None:
         _, path = self._entry_path(key.digest())
@@ -376,8 +378,7 @@ class ResultCache:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
                 return None
-            with os.fdopen(fd, "rb", closefd=False) as handle:
-                raw = handle.read(MAX_ENTRY_BYTES + 1)
+            raw = _read_all(fd, info.st_size)
         except OSError:
             return None
         finally:
@@ -429,6 +430,31 @@ class ResultCache:
             self._checked_dirs.add(self.entries)
         _make_real_dir(folder)
         self._checked_dirs.add(folder)
+
+
+def _file_sha256(path: str, buffer: bytearray) -> str:
+    """Hash through one reused buffer: reading whole files into fresh bytes objects costs
+    more in page faults than the hashing (a warm rescan reads every file)."""
+    hasher = hashlib.sha256()
+    view = memoryview(buffer)
+    with open(path, "rb", buffering=0) as handle:
+        while count := handle.readinto(buffer):
+            hasher.update(view[:count])
+    return hasher.hexdigest()
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    """Up to MAX_ENTRY_BYTES + 1 bytes: a file that grew past its fstat size is still capped."""
+    chunks = []
+    total = 0
+    want = min(size, MAX_ENTRY_BYTES) + 1
+    while total < want:
+        chunk = os.read(fd, want - total)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
 
 
 def _real_dir(path: str) -> None:

@@ -180,7 +180,7 @@ def analyze_files(
                 results.append(hit)
         if progress and results:
             progress(len(results), total)
-    if len(todo) < INLINE_BELOW:
+    if not todo or len(todo) < INLINE_BELOW:
         for source in todo:
             results.append(analyze_file(source, context, cache, budget, lookup=False))
             if progress:

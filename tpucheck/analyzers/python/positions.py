@@ -3,20 +3,61 @@
 PositionProvider records a range for every node of the module (about twice the cost
 of the parse). We need ranges for a handful of nodes, and only in files that matched.
 This runs the same code generation libcst uses, but counts lines only when a wanted
-node starts or ends, so the cost is one plain codegen of the module (~5x a parse
-faster than the provider) and the ranges are identical to PositionProvider's.
+node starts or ends, and stops as soon as the last wanted node has ended, so the cost is
+at most one plain codegen of the module and the ranges are identical to
+PositionProvider's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from types import TracebackType
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 Range = tuple[int, int, int, int]
 """line, column, end line, end column: 1-based lines, 0-based columns, end exclusive."""
+
+
+class _Done(Exception):
+    """Every wanted node has its range: the rest of the module need not be generated."""
+
+
+class _Untracked:
+    """The context manager for the many nodes whose position nobody asked for.
+
+    libcst enters `record_syntactic_position` for most statements and expressions; a
+    generator-based context manager there cost more than the whole codegen of the node.
+    """
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None) -> None:
+        return None
+
+
+_UNTRACKED = _Untracked()
+
+
+class _Tracked:
+    """Records a wanted node's syntactic range (without its leading lines and comments)."""
+
+    __slots__ = ("node", "start", "state")
+
+    def __init__(self, state: _TargetedState, node: cst.CSTNode) -> None:
+        self.state = state
+        self.node = node
+        self.start = (0, 0)
+
+    def __enter__(self) -> None:
+        self.start = self.state._position()
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None) -> None:
+        if kind is None:
+            self.state.ranges[id(self.node)] = (*self.start, *self.state._position())
 
 
 class _TargetedState(CodegenState):
@@ -53,28 +94,29 @@ class _TargetedState(CodegenState):
             start = self._starts[key].pop()
             if key not in self.ranges:
                 self.ranges[key] = (*start, *self._position())
+            if len(self.ranges) == len(self.targets):
+                # A range, once recorded, is final: a syntactic range is recorded before
+                # the node's own after_codegen and never overwritten by it, and a node's
+                # after_codegen range is recorded once. So nothing left can change them.
+                raise _Done
 
-    @contextmanager
-    def record_syntactic_position(
+    def record_syntactic_position(  # type: ignore[override]
         self,
         node: cst.CSTNode,
         *,
         start_node: cst.CSTNode | None = None,
         end_node: cst.CSTNode | None = None,
-    ) -> Iterator[None]:
+    ) -> _Untracked | _Tracked:
         if id(node) not in self.targets:
-            yield
-            return
-        start = self._position()
-        try:
-            yield
-        finally:
-            end = self._position()
-            self.ranges[id(node)] = (*start, *end)
+            return _UNTRACKED
+        return _Tracked(self, node)
 
 
 def node_ranges(module: cst.Module, nodes: list[cst.CSTNode]) -> dict[int, Range]:
     """Ranges by `id(node)`, identical to PositionProvider's for these nodes."""
     state = _TargetedState(module, {id(n) for n in nodes})
-    module._codegen(state)
+    try:
+        module._codegen(state)
+    except _Done:
+        pass
     return state.ranges
