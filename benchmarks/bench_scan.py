@@ -9,11 +9,16 @@ One run over one tree measures, in this order:
 0. an untimed pass reading every file the scan will read, so that every measurement below
    sees a warm page cache (a cold cache would charge whichever stage ran first for the disk);
 1. `discover`: tpucheck's own walk, which decides the file set for everything below;
-2. `scan`: the real CLI, `python -m tpucheck scan TREE -f json -j JOBS`, in a fresh
-   subprocess, then the same with `-j 1`. A subprocess because the baselines below keep a
-   million lines of text and trees in this process: the scan's wall time and peak memory
-   must not include them (and its forked workers must not inherit them). Its wall time is
-   what a user waits for: interpreter start, imports, discovery, analysis, JSON report;
+2. `scan`: the real CLI, `python -m tpucheck scan TREE -f json -j JOBS --no-cache`, in a
+   fresh subprocess, then the same with `-j 1`. A subprocess because the baselines below
+   keep a million lines of text and trees in this process: the scan's wall time and peak
+   memory must not include them (and its forked workers must not inherit them). Its wall
+   time is what a user waits for: interpreter start, imports, discovery, analysis, JSON
+   report;
+2b. `cache`: the same `-j JOBS` scan with `--cache-dir` pointing at an empty scratch
+   directory (cold: analyses everything and writes every entry), then again with the same
+   directory and the tree unchanged (warm: every file read, hashed and served from its
+   entry). The cache never lands in the tree;
 3. `read`: reading and decoding every Python file (the ones `discover` lists with kind
    "python"), counting lines as the scan does;
 4. `ast.parse` of all of them, one core: the floor for any parser-based tool;
@@ -32,7 +37,10 @@ the scan has to do: the comparison is tilted against tpucheck, never for it.
 Peak memory is `ru_maxrss` (KiB on Linux): of this process, of its children, and, per scan,
 from `os.wait4` on that scan's process. `ru_maxrss` of children is the peak of the single
 largest process among them (the CLI parent or one worker), not the sum of the processes
-alive at once.
+alive at once, so each scan's whole process tree is also sampled every 50 ms from /proc:
+the peak of the summed RSS (an upper bound: pages a forked worker still shares with its
+parent count twice) and of the summed PSS (shared pages split between their users: what
+the scan really costs the machine).
 
 Dependency-free beyond what tpucheck itself needs (libcst).
 """
@@ -49,11 +57,13 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
@@ -61,15 +71,15 @@ if str(REPO_ROOT) not in sys.path:
     # and decoding so that they measure exactly the file set and text the scan sees.
     sys.path.insert(0, str(REPO_ROOT))
 
-import libcst as cst  # noqa: E402
-from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider  # noqa: E402
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
 
-from tpucheck.analyzers import build_context  # noqa: E402
-from tpucheck.analyzers.python import MAX_BRACKET_DEPTH, bracket_depth  # noqa: E402
-from tpucheck.discovery import SourceFile, discover  # noqa: E402
-from tpucheck.ruleset import RuleFileError, load_ruleset  # noqa: E402
-from tpucheck.ruleset.loader import builtin_rules_dir  # noqa: E402
-from tpucheck.sourcetext import SourceTextError, decode  # noqa: E402
+from tpucheck.analyzers import build_context
+from tpucheck.analyzers.python import MAX_BRACKET_DEPTH, bracket_depth
+from tpucheck.discovery import SourceFile, discover
+from tpucheck.ruleset import RuleFileError, load_ruleset
+from tpucheck.ruleset.loader import builtin_rules_dir
+from tpucheck.sourcetext import SourceTextError, decode
 
 
 @dataclass(slots=True)
@@ -108,6 +118,11 @@ class ScanRun:
     """Of the CLI process and every worker it reaped."""
     others_cpu_seconds: float | None
     max_rss_kib: int
+    """Largest single process (`ru_maxrss` from `os.wait4`)."""
+    tree_rss_kib: int | None
+    """Peak of the summed RSS of the scan's process and its workers (sampled; None off Linux)."""
+    tree_pss_kib: int | None
+    """The same with PSS: shared pages divided among the processes sharing them."""
     files_found: int
     files_analyzed: int
     files_parsed: int
@@ -124,6 +139,10 @@ class ScanRun:
     errors_by_kind: dict[str, int] = field(default_factory=dict)
     error_samples: dict[str, list[str]] = field(default_factory=dict)
     seconds_all: list[float] = field(default_factory=list)
+    cache: str = "off"
+    """"off", "cold" (empty cache directory) or "warm" (the directory a cold run filled)."""
+    cache_entries: int | None = None
+    """Entries in the cache directory after the run."""
 
 
 T = TypeVar("T")
@@ -180,24 +199,107 @@ def subprocess_env() -> dict[str, str]:
     return env
 
 
-def run_measured(argv: Sequence[str]) -> tuple[float, float, float | None, int, int, str]:
-    """Run argv; return (wall seconds, CPU seconds of it and the descendants it reaped,
-    other processes' CPU seconds meanwhile, peak RSS KiB of it and its descendants, exit
-    code, stderr).
+def _descendants(pid: int) -> list[int]:
+    """pid and every process below it, from /proc (Linux)."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        parents.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(parents.get(current, ()))
+    return found
 
-    `os.wait4` gives the rusage of this one child including the workers it reaped, which
-    `RUSAGE_CHILDREN` cannot once several scans have run.
-    """
+
+def _memory_kib(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of one process in KiB; (0, 0) once it is gone."""
+    rss = pss = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Rss:"):
+                    rss = int(line.split()[1])
+                elif line.startswith("Pss:"):
+                    pss = int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return rss, pss
+
+
+class TreeMemory:
+    """Samples the summed RSS and PSS of a process and its descendants every `interval`
+    seconds in a thread, keeping the peaks. The sampling costs well under 1% of a core."""
+
+    def __init__(self, pid: int, interval: float = 0.05) -> None:
+        self.pid = pid
+        self.interval = interval
+        self.rss = self.pss = 0
+        self.available = os.path.exists(f"/proc/{os.getpid()}/smaps_rollup")
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            rss = pss = 0
+            for pid in _descendants(self.pid):
+                r, p = _memory_kib(pid)
+                rss, pss = rss + r, pss + p
+            self.rss, self.pss = max(self.rss, rss), max(self.pss, pss)
+            self._stop.wait(self.interval)
+
+    def start(self) -> None:
+        if self.available:
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self.available:
+            self._thread.join()
+
+
+@dataclass(slots=True)
+class Measured:
+    seconds: float
+    cpu_seconds: float
+    """Of the process and the descendants it reaped."""
+    others_cpu_seconds: float | None
+    max_rss_kib: int
+    tree_rss_kib: int | None
+    tree_pss_kib: int | None
+    returncode: int
+    stderr: str
+
+
+def run_measured(argv: Sequence[str]) -> Measured:
+    """Run argv and measure it. `os.wait4` gives the rusage of this one child including the
+    workers it reaped, which `RUSAGE_CHILDREN` cannot once several scans have run."""
     with tempfile.TemporaryFile() as err:
         clock = Clock()
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=subprocess_env())
+        memory = TreeMemory(proc.pid)
+        memory.start()
+        try:
+            # Wait without reaping: the sampler never sees the pid reused by another process.
+            os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+        finally:
+            memory.stop()
         _, status, usage = os.wait4(proc.pid, 0)
         cpu = usage.ru_utime + usage.ru_stime
         seconds, _, others = clock.elapsed(children_cpu=cpu)
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         stderr = err.read().decode("utf-8", "replace")
-    return seconds, cpu, others, usage.ru_maxrss, proc.returncode, stderr
+    tree = memory.available
+    return Measured(seconds, cpu, others, usage.ru_maxrss, memory.rss if tree else None, memory.pss if tree else None, proc.returncode, stderr)
 
 
 def digest(items: Sequence[str]) -> str:
@@ -375,18 +477,25 @@ def naive_sample(texts: dict[str, str], lines: dict[str, int], parse_seconds: di
     }
 
 
-def run_scan(tree: str, jobs: int, rules: Sequence[str], prefilter: bool = True) -> ScanRun:
+def count_entries(cache_dir: str) -> int:
+    return sum(name.endswith(".json") for _, _, names in os.walk(cache_dir) for name in names)
+
+
+def run_scan(tree: str, jobs: int, rules: Sequence[str], prefilter: bool = True, cache_dir: str | None = None, cache: str = "off") -> ScanRun:
+    """One CLI scan. Without `cache_dir` the cache is off (`--no-cache`): a benchmark must
+    neither write into the tree it measures nor be served by a cache an earlier run left."""
     with tempfile.TemporaryDirectory(prefix="bench_scan_") as scratch:
         report = os.path.join(scratch, "report.json")
         argv = [sys.executable, "-m", "tpucheck", "scan", tree, "-f", "json", "-o", report, "-j", str(jobs), "-q"]
+        argv += ["--no-cache"] if cache_dir is None else ["--cache-dir", cache_dir]
         for extra in rules:
             argv += ["--rules", extra]
         if not prefilter:
             argv.append("--no-prefilter")
-        seconds, cpu, others, rss, code, stderr = run_measured(argv)
-        if code not in (0, 1) or not os.path.exists(report):
-            last = stderr.strip().splitlines()[-1] if stderr.strip() else "no output"
-            raise BenchError(f"tpucheck scan -j {jobs} exited with {code}: {last}")
+        run = run_measured(argv)
+        if run.returncode not in (0, 1) or not os.path.exists(report):
+            last = run.stderr.strip().splitlines()[-1] if run.stderr.strip() else "no output"
+            raise BenchError(f"tpucheck scan -j {jobs} exited with {run.returncode}: {last}")
         with open(report, encoding="utf-8") as handle:
             data = json.load(handle)
     coverage = data["coverage"]
@@ -399,10 +508,12 @@ def run_scan(tree: str, jobs: int, rules: Sequence[str], prefilter: bool = True)
     return ScanRun(
         jobs=jobs,
         prefilter=prefilter,
-        seconds=seconds,
-        cpu_seconds=cpu,
-        others_cpu_seconds=others,
-        max_rss_kib=rss,
+        seconds=run.seconds,
+        cpu_seconds=run.cpu_seconds,
+        others_cpu_seconds=run.others_cpu_seconds,
+        max_rss_kib=run.max_rss_kib,
+        tree_rss_kib=run.tree_rss_kib,
+        tree_pss_kib=run.tree_pss_kib,
         files_found=coverage["files_found"],
         files_analyzed=coverage["files_analyzed"],
         files_parsed=coverage["files_parsed"],
@@ -416,6 +527,8 @@ def run_scan(tree: str, jobs: int, rules: Sequence[str], prefilter: bool = True)
         findings_digest=digest(sorted(f"{f['fingerprint']} {f['rule']} {f['path']}:{f['line']}:{f['column']}" for f in data["findings"])),
         errors_by_kind=dict(sorted(kinds.items())),
         error_samples=samples,
+        cache=cache,
+        cache_entries=count_entries(cache_dir) if cache_dir is not None else None,
     )
 
 
@@ -428,8 +541,7 @@ def best_of(repeat: int, measure_once: Callable[[], T], seconds: Callable[[T], f
 
 def startup_seconds() -> float:
     """What every CLI run pays before scanning: interpreter, imports (libcst, typer, rich...)."""
-    seconds, _, _, _, _, _ = run_measured([sys.executable, "-m", "tpucheck", "--version"])
-    return seconds
+    return run_measured([sys.executable, "-m", "tpucheck", "--version"]).seconds
 
 
 # --------------------------------------------------------------------------- report
@@ -469,16 +581,31 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     repeat = args.repeat
     every_scan: list[ScanRun] = []
 
-    def scans_of(jobs: int, prefilter: bool = True) -> ScanRun:
-        best, runs = best_of(repeat, lambda: run_scan(tree, jobs, rules, prefilter), lambda run: run.seconds)
+    def keep(runs: list[ScanRun]) -> ScanRun:
+        best = min(runs, key=lambda run: run.seconds)
         best.seconds_all = [r.seconds for r in runs]
         best.max_rss_kib = max(r.max_rss_kib for r in runs)
+        best.tree_rss_kib = max((r.tree_rss_kib for r in runs if r.tree_rss_kib is not None), default=None)
+        best.tree_pss_kib = max((r.tree_pss_kib for r in runs if r.tree_pss_kib is not None), default=None)
         every_scan.extend(runs)
         return best
+
+    def scans_of(jobs: int, prefilter: bool = True) -> ScanRun:
+        return keep([run_scan(tree, jobs, rules, prefilter) for _ in range(repeat)])
 
     scan_n = scans_of(args.jobs)
     scan_1 = scans_of(1) if args.jobs != 1 else scan_n
     full = scans_of(args.jobs, prefilter=False) if args.no_prefilter else None
+    cold: ScanRun | None = None
+    warm: ScanRun | None = None
+    if not args.skip_cache:
+        with tempfile.TemporaryDirectory(prefix="bench_scan_cache_") as scratch:
+            colds = []
+            for index in range(repeat):
+                cache_dir = os.path.join(scratch, str(index))  # empty for every cold run
+                colds.append(run_scan(tree, args.jobs, rules, cache_dir=cache_dir, cache="cold"))
+            cold = keep(colds)
+            warm = keep([run_scan(tree, args.jobs, rules, cache_dir=cache_dir, cache="warm") for _ in range(repeat)])
 
     read, texts, lines = read_python(python_files)
     too_deep = {p for p, t in texts.items() if bracket_depth(t) > MAX_BRACKET_DEPTH}
@@ -487,10 +614,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     (cst_stage, parse_seconds, _), cst_runs = best_of(repeat, lambda: parse_libcst(texts, lines, too_deep), lambda run: run[0].seconds)
     cst_stage.seconds_all = [r[0].seconds for r in cst_runs]
     naive = naive_sample(texts, lines, parse_seconds, args.sample_naive) if args.sample_naive else None
+    slowest_path = max(parse_seconds, key=parse_seconds.__getitem__, default=None)
+    slowest = None if slowest_path is None else {"path": slowest_path, "seconds": parse_seconds[slowest_path], "lines": lines[slowest_path]}
 
-    def scan_stage(run: ScanRun, label: str) -> Stage:
+    def scan_stage(run: ScanRun, label: str, extra: str = "") -> Stage:
         screened = run.files_analyzed - run.files_parsed
-        note = f"parsed {run.files_parsed}, screened out {screened}, errors {run.files_errored}, findings {run.findings}"
+        note = f"parsed {run.files_parsed}, screened out {screened}, errors {run.files_errored}, findings {run.findings}{extra}"
         return Stage(label, run.seconds, run.files_analyzed, run.lines_scanned, run.files_errored, run.jobs, note, run.others_cpu_seconds, run.cpu_seconds, run.seconds_all)
 
     stages = [discovery, read, ast_stage, cst_stage]
@@ -499,8 +628,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         stages.append(scan_stage(scan_1, "tpucheck scan -j 1"))
     if full is not None:
         stages.append(scan_stage(full, f"scan --no-prefilter -j {args.jobs}"))
+    if cold is not None and warm is not None:
+        stages.append(scan_stage(cold, f"scan -j {args.jobs}, empty cache", f"; wrote {cold.cache_entries} entries"))
+        stages.append(scan_stage(warm, f"scan -j {args.jobs}, warm cache", ""))
 
     scans = [scan_n] + ([scan_1] if scan_1 is not scan_n else []) + ([full] if full is not None else [])
+    scans += [run for run in (cold, warm) if run is not None]
     ratios: dict[str, float | None] = {
         f"scan_j{args.jobs}_over_libcst_parse_all": _ratio(scan_n.seconds, cst_stage.seconds),
         "scan_j1_over_libcst_parse_all": _ratio(scan_1.seconds, cst_stage.seconds),
@@ -509,6 +642,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         f"scan_j{args.jobs}_lines_per_second": _ratio(scan_n.lines_scanned, scan_n.seconds),
         f"scan_j{args.jobs}_python_lines_per_second": _ratio(read.lines, scan_n.seconds),
     }
+    if cold is not None and warm is not None:
+        ratios[f"warm_over_cold_scan_j{args.jobs}"] = _ratio(warm.seconds, scan_n.seconds)
+        ratios[f"warm_over_cold_cache_j{args.jobs}"] = _ratio(warm.seconds, cold.seconds)
+        ratios[f"cold_cache_over_scan_j{args.jobs}"] = _ratio(cold.seconds, scan_n.seconds)
     if naive is not None and naive["lines_per_second"]:
         naive["extrapolated_seconds"] = read.lines / naive["lines_per_second"]
         stages.append(
@@ -550,10 +687,24 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "memory_kib": {
             "self_max_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
             "children_max_rss": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
-            f"scan_j{args.jobs}_max_rss": scan_n.max_rss_kib,
-            "scan_j1_max_rss": scan_1.max_rss_kib,
+            **{
+                f"{name}_{kind}": value
+                for name, run in scan_names(scans, args.jobs)
+                for kind, value in (("max_rss", run.max_rss_kib), ("total_rss", run.tree_rss_kib), ("total_pss", run.tree_pss_kib))
+                if value is not None
+            },
         },
+        "slowest_parse": slowest,
     }
+
+
+def scan_names(scans: Sequence[ScanRun], jobs: int) -> list[tuple[str, ScanRun]]:
+    """Labels for the memory table: scan_j2, scan_j1, scan_j2_no_prefilter, scan_j2_cold_cache..."""
+    out = []
+    for run in scans:
+        name = f"scan_j{run.jobs}" + ("" if run.prefilter else "_no_prefilter") + ("" if run.cache == "off" else f"_{run.cache}_cache")
+        out.append((name, run))
+    return out
 
 
 def _dist_version(name: str) -> str | None:
@@ -592,8 +743,8 @@ def format_table(data: dict[str, Any]) -> str:
     if checks["contended"]:
         out += ["", "WARNING: CPU contention (other processes used over 5% of a core meanwhile): " + ", ".join(checks["contended"])]
     same_findings = "yes" if checks["same_findings_all_scans"] else "NO"
-    out += ["", f"checks: rule files unchanged during the run: {'yes' if checks['rule_files_unchanged'] else 'NO'}; "
-            f"same rule ids in every scan: {'yes' if checks['same_rules_all_scans'] else 'NO'}; same findings in every scan: {same_findings}"]  # fmt: skip
+    out += ["", (f"checks: rule files unchanged during the run: {'yes' if checks['rule_files_unchanged'] else 'NO'}; "
+                 f"same rule ids in every scan: {'yes' if checks['same_rules_all_scans'] else 'NO'}; same findings in every scan: {same_findings}")]  # fmt: skip
     if not checks["rule_files_unchanged"]:
         out.append("WARNING: the rule files changed during the run: the scans may not be comparable")
     elif not checks["same_findings_all_scans"]:
@@ -601,9 +752,16 @@ def format_table(data: dict[str, Any]) -> str:
     out += ["", "ratios:"]
     for name, value in data["ratios"].items():
         out.append(f"  {name:<40} {'n/a' if value is None else (f'{value:,.0f}' if value >= 1000 else f'{value:.3f}')}")
-    out += ["", "peak RSS (ru_maxrss, MiB; children = largest single process, not a sum):"]
+    out += [
+        "",
+        "peak memory, MiB (max_rss: ru_maxrss of the largest single process; total_rss / total_pss:",
+        "the scan's processes summed, sampled every 50 ms; self/children: this script and its largest child):",
+    ]
     for name, kib in data["memory_kib"].items():
         out.append(f"  {name:<40} {kib / 1024:.0f}")
+    if data.get("slowest_parse"):
+        slow = data["slowest_parse"]
+        out += ["", f"slowest file to parse with libcst: {slow['path']} ({slow['lines']:,} lines, {slow['seconds']:.2f} s)"]
     for run in data["scans"]:
         if run["errors_by_kind"]:
             label = f"-j {run['jobs']}" + ("" if run["prefilter"] else " --no-prefilter")
@@ -623,6 +781,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rules", action="append", metavar="PATH", help="extra rule file/directory, passed to the scan (repeatable)")
     parser.add_argument("--no-prefilter", action="store_true", help="also time a scan that parses every Python file")
     parser.add_argument("--repeat", type=int, default=1, metavar="K", help="run each scan and parse baseline K times and keep the fastest (default 1)")
+    parser.add_argument("--skip-cache", action="store_true", help="leave out the cold-cache and warm-cache scans")
     args = parser.parse_args(argv)
     if not os.path.exists(args.tree):
         print(f"bench_scan: no such file or directory: {args.tree}", file=sys.stderr)
