@@ -37,10 +37,10 @@ the scan has to do: the comparison is tilted against tpucheck, never for it.
 Peak memory is `ru_maxrss` (KiB on Linux): of this process, of its children, and, per scan,
 from `os.wait4` on that scan's process. `ru_maxrss` of children is the peak of the single
 largest process among them (the CLI parent or one worker), not the sum of the processes
-alive at once, so each scan's whole process tree is also sampled every 50 ms from /proc:
-the peak of the summed RSS (an upper bound: pages a forked worker still shares with its
-parent count twice) and of the summed PSS (shared pages split between their users: what
-the scan really costs the machine).
+alive at once, so each scan's whole process tree is also sampled from /proc: the peak of
+the summed RSS every 100 ms (an upper bound: pages a forked worker still shares with its
+parent count twice) and of the summed PSS every 2 s (shared pages split between their
+users: what the scan really costs the machine; reading it is what costs the sampler).
 
 Dependency-free beyond what tpucheck itself needs (libcst).
 """
@@ -200,60 +200,72 @@ def subprocess_env() -> dict[str, str]:
 
 
 def _descendants(pid: int) -> list[int]:
-    """pid and every process below it, from /proc (Linux)."""
-    parents: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        parents.setdefault(int(fields[1]), []).append(int(entry))
+    """pid and every process below it, from /proc/PID/task/TID/children (Linux 3.5+):
+    far cheaper than reading every process's stat, which would cost the scan CPU."""
     found, todo = [], [pid]
     while todo:
         current = todo.pop()
         found.append(current)
-        todo.extend(parents.get(current, ()))
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{current}/task/{task}/children", encoding="ascii") as handle:
+                    todo.extend(int(child) for child in handle.read().split())
+            except (OSError, ValueError):
+                continue
     return found
 
 
-def _memory_kib(pid: int) -> tuple[int, int]:
-    """(RSS, PSS) of one process in KiB; (0, 0) once it is gone."""
-    rss = pss = 0
+_PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024 if hasattr(os, "sysconf") else 4
+
+
+def _rss_kib(pid: int) -> int:
+    """From /proc/PID/statm: cheap enough to read ten times a second."""
+    try:
+        with open(f"/proc/{pid}/statm", encoding="ascii") as handle:
+            return int(handle.read().split()[1]) * _PAGE_KIB
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _pss_kib(pid: int) -> int:
+    """From /proc/PID/smaps_rollup, which walks the page tables (~6 ms for a worker)."""
     try:
         with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as handle:
             for line in handle:
-                if line.startswith("Rss:"):
-                    rss = int(line.split()[1])
-                elif line.startswith("Pss:"):
-                    pss = int(line.split()[1])
-    except (OSError, ValueError):
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
         pass
-    return rss, pss
+    return 0
 
 
 class TreeMemory:
-    """Samples the summed RSS and PSS of a process and its descendants every `interval`
-    seconds in a thread, keeping the peaks. The sampling costs well under 1% of a core."""
+    """Samples the summed RSS of a process and its descendants every `interval` seconds in
+    a thread, and their summed PSS every `pss_every` samples, keeping the peaks. This costs
+    the scan about 1% of one core (PSS is the expensive part, hence its lower rate)."""
 
-    def __init__(self, pid: int, interval: float = 0.05) -> None:
+    def __init__(self, pid: int, interval: float = 0.1, pss_every: int = 20) -> None:
         self.pid = pid
         self.interval = interval
+        self.pss_every = pss_every
         self.rss = self.pss = 0
-        self.available = os.path.exists(f"/proc/{os.getpid()}/smaps_rollup")
+        me = os.getpid()
+        self.available = os.path.exists(f"/proc/{me}/smaps_rollup") and os.path.exists(f"/proc/{me}/task/{me}/children")
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
+        sample = 0
         while not self._stop.is_set():
-            rss = pss = 0
-            for pid in _descendants(self.pid):
-                r, p = _memory_kib(pid)
-                rss, pss = rss + r, pss + p
-            self.rss, self.pss = max(self.rss, rss), max(self.pss, pss)
+            pids = _descendants(self.pid)
+            self.rss = max(self.rss, sum(map(_rss_kib, pids)))
+            if sample % self.pss_every == 0:
+                self.pss = max(self.pss, sum(map(_pss_kib, pids)))
+            sample += 1
             self._stop.wait(self.interval)
 
     def start(self) -> None:
@@ -755,7 +767,7 @@ def format_table(data: dict[str, Any]) -> str:
     out += [
         "",
         "peak memory, MiB (max_rss: ru_maxrss of the largest single process; total_rss / total_pss:",
-        "the scan's processes summed, sampled every 50 ms; self/children: this script and its largest child):",
+        "the scan's processes summed, sampled every 100 ms / 2 s; self/children: this script and its largest child):",
     ]
     for name, kib in data["memory_kib"].items():
         out.append(f"  {name:<40} {kib / 1024:.0f}")
