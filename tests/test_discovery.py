@@ -481,9 +481,9 @@ def test_self_loop_symlink_is_an_error(tmp_path: Path) -> None:
     result = discover(tmp_path)
     assert paths(result) == ["a.py"]
     assert result.errors == [
-        ScanError("loop.py", "broken-symlink", "symlink target does not exist: loop.py"),
-        ScanError("ping", "broken-symlink", "symlink target does not exist: pong"),
-        ScanError("pong", "broken-symlink", "symlink target does not exist: ping"),
+        ScanError("loop.py", "broken-symlink", "symlink loop (too many levels of symbolic links): loop.py"),
+        ScanError("ping", "broken-symlink", "symlink loop (too many levels of symbolic links): pong"),
+        ScanError("pong", "broken-symlink", "symlink loop (too many levels of symbolic links): ping"),
     ]
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "SourceFile",
     "classify",
     "discover",
+    "display_path",
 ]
 
 DEFAULT_MAX_FILE_SIZE = 5 * 1024 * 1024
@@ -162,6 +163,29 @@ class _Candidate:
     size: int
     real: str
     via_link: bool
+
+
+def display_path(path: str) -> str:
+    """The path as reports show it: printable, and encodable as UTF-8.
+
+    On Linux a file name is bytes. Those that are not UTF-8 reach Python as lone
+    surrogates (PEP 383), which no report can write and no fingerprint can hash, and
+    control characters (an escape sequence, a newline, a right-to-left override) would
+    act on the terminal or the document that shows them. Both are spelled as Python
+    escapes (`caf\\xe9.py`, `a\\x1b[2Jb.py`); an ordinary name is returned unchanged.
+    What is opened is `SourceFile.abspath`, never this.
+    """
+    if path.isascii() and path.isprintable():
+        return path
+    out = []
+    for char in path:
+        if "\udc80" <= char <= "\udcff":
+            out.append(f"\\x{ord(char) - 0xDC00:02x}")
+        elif char.isprintable():
+            out.append(char)
+        else:
+            out.append(char.encode("unicode_escape").decode("ascii"))
+    return "".join(out)
 
 
 def _format_size(size: int, limit: int) -> tuple[str, str]:
@@ -344,10 +368,14 @@ class _Walker:
                 return
             if exc.errno in _BROKEN_ERRNOS:
                 try:
-                    target = os.readlink(entry.path)
+                    target = display_path(os.readlink(entry.path))
                 except OSError:
                     target = "?"
-                self.errors.append(ScanError(rel, "broken-symlink", f"symlink target does not exist: {target}"))
+                if exc.errno == errno.ELOOP:
+                    message = f"symlink loop (too many levels of symbolic links): {target}"
+                else:
+                    message = f"symlink target does not exist: {target}"
+                self.errors.append(ScanError(rel, "broken-symlink", message))
             else:
                 self.errors.append(ScanError(rel, "unreadable", f"cannot stat symlink target: {exc.strerror or exc}"))
             return
@@ -387,18 +415,19 @@ class _Walker:
             if best is None or (candidate.via_link, candidate.path) < (best.via_link, best.path):
                 winners[candidate.real] = candidate
         files: list[SourceFile] = []
-        skipped = list(self.skipped)
+        skipped = [Skipped(display_path(item.path), item.reason) for item in self.skipped]
         for candidate in self.candidates:
             winner = winners[candidate.real]
+            path = display_path(candidate.path)
             if winner is not candidate:
-                skipped.append(Skipped(candidate.path, f"duplicate of {winner.path}"))
+                skipped.append(Skipped(path, f"duplicate of {display_path(winner.path)}"))
             elif candidate.size > self.max_file_size:
-                skipped.append(Skipped(candidate.path, _too_big_reason(candidate.size, self.max_file_size)))
+                skipped.append(Skipped(path, _too_big_reason(candidate.size, self.max_file_size)))
             else:
-                files.append(SourceFile(candidate.path, candidate.abspath, candidate.kinds, candidate.size))
+                files.append(SourceFile(path, candidate.abspath, candidate.kinds, candidate.size))
         files.sort(key=lambda item: item.path)
         skipped.sort(key=lambda item: (item.path, item.reason))
-        errors = sorted(self.errors, key=lambda item: (item.path, item.kind, item.message))
+        errors = sorted((ScanError(display_path(e.path), e.kind, e.message) for e in self.errors), key=lambda item: (item.path, item.kind, item.message))
         return Discovery(files=files, skipped=skipped, errors=errors)
 
 
@@ -410,8 +439,8 @@ def _discover_file(root_abs: str, size: int, max_file_size: int, globs: pathspec
     if not kinds:
         return Discovery()
     if size > max_file_size:
-        return Discovery(skipped=[Skipped(name, _too_big_reason(size, max_file_size))])
-    return Discovery(files=[SourceFile(name, root_abs, kinds, size)])
+        return Discovery(skipped=[Skipped(display_path(name), _too_big_reason(size, max_file_size))])
+    return Discovery(files=[SourceFile(display_path(name), root_abs, kinds, size)])
 
 
 def discover(
@@ -479,7 +508,8 @@ def discover_paths(
     whole: Discovery | None = None
     for given in paths:
         given_abs = os.path.abspath(given)
-        rel = os.path.relpath(given_abs, root_abs).replace(os.sep, "/")
+        real_rel = os.path.relpath(given_abs, root_abs).replace(os.sep, "/")
+        rel = display_path(real_rel)
         try:
             given_stat = os.stat(given_abs)
         except OSError as exc:
@@ -496,11 +526,11 @@ def discover_paths(
                 errors=[e for e in whole.errors if e.path.startswith(inside)],
             )
             prefix = ""
-        elif excluded is not None and excluded.match_file(rel):
+        elif excluded is not None and excluded.match_file(real_rel):
             continue
         else:
             part = _discover_file(given_abs, given_stat.st_size, max_file_size, globs)
-            prefix = rel[: -len(os.path.basename(given_abs))]
+            prefix = display_path(real_rel[: -len(os.path.basename(given_abs))])
         for source in part.files:
             files.setdefault(prefix + source.path, SourceFile(prefix + source.path, source.abspath, source.kinds, source.size))
         for skip in part.skipped:

@@ -36,7 +36,7 @@ def decode(data: bytes, *, python: bool) -> str:
         except SyntaxError as exc:
             raise SourceTextError("encoding", f"bad coding declaration: {exc.msg}") from None
     try:
-        return _newlines(data.decode(encoding))
+        return _checked(_newlines(data.decode(encoding)), encoding)
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise SourceTextError("encoding", f"not valid {encoding} (line {line}, byte {exc.start}): {exc.reason}") from None
@@ -46,3 +46,17 @@ def decode(data: bytes, *, python: bool) -> str:
 
 def _newlines(text: str) -> str:
     return text[1:] if text.startswith("\ufeff") else text
+
+
+def _checked(text: str, encoding: str) -> str:
+    """Refuse text no UTF-8 can hold. A coding declaration may name any codec Python has,
+    and `unicode_escape` turns `\\ud800` in the bytes into an unpaired surrogate that
+    would fail later, in the parser or in a report, far from its cause."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        line = text.count("\n", 0, exc.start) + 1
+        raise SourceTextError("encoding", f"decoding as {encoding} gives an unpaired surrogate (line {line}): not text") from None
+    return text

@@ -52,33 +52,50 @@ def build_context(ruleset: Ruleset, *, prefilter: bool = True) -> AnalysisContex
 
 
 def analyze_text(path: str, kinds: tuple[str, ...], text: str, context: AnalysisContext) -> FileResult:
-    """Run every analysis a file's kinds call for. Bad input becomes `error`, never an exception."""
+    """Run every analysis a file's kinds call for. Bad input becomes `error`, never an exception.
+
+    Each analysis guards against the bad input it knows of; should one still raise, that
+    is a bug in tpucheck, and it costs this file (reported as an `internal-error` naming
+    the exception) rather than the whole scan.
+    """
     result = FileResult(path=path, kind=kinds[0] if kinds else "other", lines=text.count("\n") + (not text.endswith("\n") and bool(text)))
     for kind in kinds:
-        if kind == "python":
-            analysis = analyze_source(text, context.python, prefilter=context.prefilter)
-            result.parsed = analysis.parsed
-            result.matches.extend(analysis.matches)
-            if analysis.error_kind is not None:
-                result.error = ScanError(path, analysis.error_kind, analysis.error_message or "")
-            elif analysis.matches:
-                result.suppressions.update(find_suppressions(text))
-        elif kind == "notebook":
-            analyze_notebook(path, text, context.python, context.dependency, result, prefilter=context.prefilter)
-        elif kind == "native":
-            result.parsed = True
-            result.matches.extend(analyze_native(path, text, context.native))
-        elif kind == "manifest":
-            try:
-                requirements = parse_manifest(path, text)
-            except ManifestError as exc:
-                if result.error is None:
-                    where = f" (line {exc.line})" if getattr(exc, "line", None) else ""
-                    result.error = ScanError(path, "manifest-error", f"{exc}{where}")
-                continue
-            result.parsed = True
-            result.matches.extend(match_requirements(requirements, context.dependency))
-        elif kind == "other":
-            result.parsed = True
-            result.matches.extend(analyze_textfile(path, text, context.files))
+        try:
+            _analyze_kind(kind, path, text, context, result)
+        except Exception as exc:  # noqa: BLE001 - deliberately blind: a bug costs this file, not the scan
+            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            result.error = ScanError(path, "internal-error", f"tpucheck failed on this file ({kind} analysis): {type(exc).__name__}: {detail}".rstrip(": "))
+    if result.error is not None:
+        # Counted as errored, not analyzed: "parsed" must not count it either, or the
+        # coverage's screened count (analyzed - parsed) goes negative.
+        result.parsed = False
     return result
+
+
+def _analyze_kind(kind: str, path: str, text: str, context: AnalysisContext, result: FileResult) -> None:
+    if kind == "python":
+        analysis = analyze_source(text, context.python, prefilter=context.prefilter)
+        result.parsed = analysis.parsed
+        result.matches.extend(analysis.matches)
+        if analysis.error_kind is not None:
+            result.error = ScanError(path, analysis.error_kind, analysis.error_message or "")
+        elif analysis.matches:
+            result.suppressions.update(find_suppressions(text))
+    elif kind == "notebook":
+        analyze_notebook(path, text, context.python, context.dependency, result, prefilter=context.prefilter)
+    elif kind == "native":
+        result.parsed = True
+        result.matches.extend(analyze_native(path, text, context.native))
+    elif kind == "manifest":
+        try:
+            requirements = parse_manifest(path, text)
+        except ManifestError as exc:
+            if result.error is None:
+                where = f" (line {exc.line})" if getattr(exc, "line", None) else ""
+                result.error = ScanError(path, "manifest-error", f"{exc}{where}")
+            return
+        result.parsed = True
+        result.matches.extend(match_requirements(requirements, context.dependency))
+    elif kind == "other":
+        result.parsed = True
+        result.matches.extend(analyze_textfile(path, text, context.files))

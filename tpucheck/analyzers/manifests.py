@@ -583,6 +583,10 @@ def _parse_pyproject(text: str) -> list[Requirement]:
         # The position goes into `line`; the message stays one short line for reports.
         message = re.sub(r"\s*\(at [^)]*\)\s*$", "", str(exc))
         raise ManifestError(f"invalid TOML: {message}", _toml_error_line(exc, text)) from None
+    except RecursionError:
+        raise ManifestError("invalid TOML: nested too deeply") from None
+    except ValueError as exc:  # not a TOMLDecodeError: e.g. an integer over int()'s digit limit
+        raise ManifestError(f"invalid TOML: {str(exc).splitlines()[0] if str(exc) else 'bad value'}") from None
     loc = _TomlLocator(text)
     found: list[Requirement] = []
 
@@ -668,6 +672,10 @@ def _render_poetry_spec(value: Any) -> str:
 
 _SETUP_KEYWORDS = ("install_requires", "setup_requires", "tests_require")
 _MAX_RESOLVE_DEPTH = 16
+_MAX_RESOLVE_STEPS = 10_000
+"""Names bound to lists of names can fan out: ten lines of `a2 = [*a1, *a1, ...]` ask for
+10**10 steps. A real setup.py resolves in well under a hundred; past this budget the rest
+of the file's values are left unread rather than hanging the scan."""
 
 
 class _SetupReader:
@@ -680,6 +688,7 @@ class _SetupReader:
     def __init__(self, text: str, tree: ast.Module) -> None:
         self.text = text
         self.t = _Text(text)
+        self.steps = 0
         self.bindings: dict[str, list[tuple[int, ast.expr]]] = {}
         for statement in tree.body:
             targets: list[ast.expr] = []
@@ -703,7 +712,8 @@ class _SetupReader:
 
     def strings(self, node: ast.expr, before: int, depth: int = 0) -> list[ast.Constant]:
         """String literals a requirements value is built from, as far as it is static."""
-        if depth > _MAX_RESOLVE_DEPTH:
+        self.steps += 1
+        if depth > _MAX_RESOLVE_DEPTH or self.steps > _MAX_RESOLVE_STEPS:
             return []
         if isinstance(node, ast.Constant):
             return [node] if isinstance(node.value, str) else []
@@ -721,7 +731,8 @@ class _SetupReader:
         return []
 
     def dict_values(self, node: ast.expr, before: int, depth: int = 0) -> list[ast.expr]:
-        if depth > _MAX_RESOLVE_DEPTH:
+        self.steps += 1
+        if depth > _MAX_RESOLVE_DEPTH or self.steps > _MAX_RESOLVE_STEPS:
             return []
         if isinstance(node, ast.Dict):
             return [v for v in node.values if v is not None]

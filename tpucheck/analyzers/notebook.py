@@ -65,6 +65,8 @@ def read_cells(text: str) -> list[Cell]:
         ) from None
     except RecursionError:
         raise NotebookError("not valid JSON: nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer longer than int() accepts (4300 digits)
+        raise NotebookError(f"not valid JSON: {str(exc).splitlines()[0] if str(exc) else 'bad value'}") from None
     if not isinstance(data, dict):
         raise NotebookError(f"not a notebook: top level is a JSON {_json_type(data)}, not an object")
 
@@ -101,10 +103,27 @@ def _read_cell(number: int, raw: Any, code_key: str) -> Cell:
 
 def _join_source(value: Any, number: int, key: str) -> str:
     if isinstance(value, str):
-        return value
+        return _encodable(value)
     if isinstance(value, list) and all(isinstance(part, str) for part in value):
-        return "".join(value)
+        return _encodable("".join(value))
     raise NotebookError(f"cell {number}: '{key}' is neither a string nor a list of strings")
+
+
+def _encodable(text: str) -> str:
+    """JSON can spell an unpaired surrogate (`"\\ud800"`), which no UTF-8 text holds: it
+    would break the parser and every report that writes the snippet, so it becomes U+FFFD,
+    as any editor would show it."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+"""json.loads joins escaped pairs into one character, so any surrogate left is unpaired."""
 
 
 def _expect_list(value: Any, what: str) -> list[Any]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import re
 
-import libcst as cst
-
 from tpucheck.analyzers.deps import match_requirements
 from tpucheck.analyzers.manifests import Requirement
 from tpucheck.analyzers.notebook import (
@@ -16,7 +14,13 @@ from tpucheck.analyzers.notebook import (
     magic_shell_commands,
     read_cells,
 )
-from tpucheck.analyzers.python import PythonIndex, analyze_source, find_suppressions
+from tpucheck.analyzers.python import (
+    ParseFailure,
+    PythonIndex,
+    analyze_source,
+    find_suppressions,
+    parse_python,
+)
 from tpucheck.findings import FileResult, RawMatch, ScanError, Span, suppression_key
 from tpucheck.names import normalize_package
 from tpucheck.ruleset.model import Rule
@@ -42,9 +46,9 @@ def analyze_notebook(path: str, text: str, index: PythonIndex, dependency_rules:
     if analysis.error_kind is not None:
         broken = _broken_cells(cells)
         if broken:
-            first = broken[0]
-            result.error = ScanError(path, "syntax-error", f"cell {first[0]}: {first[1]}" + (f" (and {len(broken) - 1} more cells)" if len(broken) > 1 else ""))
-            module = build_virtual_module(cells, skip={number for number, _ in broken})
+            number, kind, message = broken[0]
+            result.error = ScanError(path, kind, f"cell {number}: {message}" + (f" (and {len(broken) - 1} more cells)" if len(broken) > 1 else ""))
+            module = build_virtual_module(cells, skip={n for n, _, _ in broken})
             analysis = analyze_source(module.code, index, prefilter=False)
         if analysis.error_kind is not None:
             result.error = ScanError(path, analysis.error_kind, analysis.error_message or "")
@@ -65,17 +69,17 @@ def analyze_notebook(path: str, text: str, index: PythonIndex, dependency_rules:
             result.suppressions[suppression_key(line, cell)] = suppression
 
 
-def _broken_cells(cells: list[Cell]) -> list[tuple[int, str]]:
+def _broken_cells(cells: list[Cell]) -> list[tuple[int, str, str]]:
+    """(cell number, error kind, message) of each code cell that does not parse alone."""
     broken = []
     for cell in cells:
         if cell.kind != "code":
             continue
         code = build_virtual_module([cell]).code
         try:
-            cst.parse_module(code)
-        except Exception as exc:
-            message = getattr(exc, "message", None) or str(exc)
-            broken.append((cell.number, "syntax error: " + str(message).strip().splitlines()[0] if str(message).strip() else "syntax error"))
+            parse_python(code)
+        except ParseFailure as exc:
+            broken.append((cell.number, exc.kind, exc.message))
     return broken
 
 

@@ -26,7 +26,9 @@ MAX_ROWS = 10
 
 
 def write(result: ScanResult, stream: TextIO, colour: bool = True) -> None:
-    console = Console(file=stream, force_terminal=colour, no_color=not colour, width=None if colour else 110, highlight=False, soft_wrap=False)
+    # markup=False: paths, snippets and messages are data; `[/b]` in a path is not a tag
+    # (with markup on, a file `a[/b].py` raised MarkupError and the report was lost).
+    console = Console(file=stream, force_terminal=colour, no_color=not colour, width=None if colour else 110, highlight=False, soft_wrap=False, markup=False)
     for block in _blocks(result):
         console.print(block)
 
@@ -144,10 +146,18 @@ def _findings(findings: list[Finding]) -> Group:
                 (" (optional path)" if finding.guarded else "", "dim"),
             )
         )
-        rows.append(Text(f"         {finding.snippet}", style="dim"))
+        rows.append(Text(f"         {_printable(finding.snippet)}", style="dim"))
     if len(ordered) > MAX_FINDINGS:
         rows.append(Text(f"… and {len(ordered) - MAX_FINDINGS} more: see --format json -o FILE", style="dim"))
     return Group(*rows)
+
+
+def _printable(text: str) -> str:
+    """Source text as the terminal may show it: a control character in a string literal
+    (an escape sequence) is spelled as its Python escape instead of acting on the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _problems(result: ScanResult) -> list[object]:
@@ -167,13 +177,11 @@ def _problems(result: ScanResult) -> list[object]:
 
 def _coverage_line(result: ScanResult) -> Text:
     c = result.coverage
-    parts = [
-        f"{c.files_found} files found",
-        f"{c.files_analyzed} analyzed ({c.files_parsed} parsed, {c.files_screened} screened out by the prefilter)",
-        f"{c.files_errored} errors",
-        f"{c.files_skipped} skipped",
-        f"{len(result.suppressed)} findings suppressed",
-    ]
-    return Text("Coverage: " + ", ".join(parts), style="dim")
+    # Written as the identity every file satisfies, so a reader can check nothing was lost.
+    return Text(
+        f"Coverage: {c.files_found} files found = {c.files_analyzed} analyzed ({c.files_parsed} parsed, {c.files_screened} screened out by the prefilter)"
+        f" + {c.files_errored} errors + {c.files_skipped} skipped; {len(result.suppressed)} findings suppressed",
+        style="dim",
+    )
 
 

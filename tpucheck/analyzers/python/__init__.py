@@ -7,10 +7,17 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from itertools import accumulate
 
 import libcst as cst
 
+from tpucheck.analyzers.python.guards import (
+    MAX_BRACKET_DEPTH,
+    MAX_EXPRESSION_DEPTH,
+    bracket_depth,
+    column_shifts,
+    cpython_syntax_error,
+    refusal,
+)
 from tpucheck.analyzers.python.index import PythonIndex, build_python_index
 from tpucheck.analyzers.python.positions import node_ranges
 from tpucheck.analyzers.python.walker import Hit, Walker
@@ -23,23 +30,20 @@ from tpucheck.findings import (
 )
 from tpucheck.ruleset.model import Where
 
-__all__ = ["PythonAnalysis", "PythonIndex", "analyze_source", "build_python_index", "find_suppressions"]
+__all__ = [
+    "MAX_BRACKET_DEPTH",
+    "MAX_EXPRESSION_DEPTH",
+    "ParseFailure",
+    "PythonAnalysis",
+    "PythonIndex",
+    "analyze_source",
+    "bracket_depth",
+    "build_python_index",
+    "find_suppressions",
+    "parse_python",
+]
 
 SNIPPET_LIMIT = 160
-MAX_BRACKET_DEPTH = 200
-"""CPython refuses deeper nesting ("too many nested parentheses"); libcst's native parser
-overflows its stack somewhere past 800 and takes the whole process down, so such a file
-is refused before it reaches the parser."""
-
-_BRACKETS = str.maketrans({c: None for c in map(chr, range(128)) if c not in "()[]{}"})
-_DEPTH = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
-
-
-def bracket_depth(text: str) -> int:
-    """Maximum bracket nesting, counting brackets in strings and comments too (an upper bound)."""
-    brackets = text.translate(_BRACKETS)
-    brackets = "".join(c for c in brackets if c in _DEPTH) if not brackets.isascii() else brackets
-    return max(accumulate(map(_DEPTH.__getitem__, brackets)), default=0)
 
 
 @dataclass(slots=True)
@@ -58,16 +62,55 @@ _PY2_HINTS = (
 )
 
 
+class ParseFailure(Exception):
+    """Source that cannot be turned into a tree: `kind` and a one-line message for the report."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
 def _parse_error(text: str, exc: Exception) -> tuple[str, str]:
     if isinstance(exc, RecursionError):
         return "too-deep", "nesting too deep to analyze"
     if isinstance(exc, cst.ParserSyntaxError):
+        nul = text.find("\0")
+        if nul >= 0:  # libcst says "line 1" and CPython (3.11) gives no position at all
+            line = text.count("\n", 0, nul) + 1
+            return "syntax-error", f"syntax error at line {line}, column {nul - text.rfind(chr(10), 0, nul)}: a NUL byte (Python source cannot contain one)"
         first = str(exc.message).strip().splitlines()[0] if str(exc.message).strip() else "invalid syntax"
         where = f"line {exc.raw_line}, column {exc.raw_column + 1}"
+        # libcst often points at the line after the mistake (or at line 1 for tokenizer
+        # errors); CPython's position and wording are better, unless CPython stopped
+        # earlier, which means at syntax newer than itself that libcst accepts.
+        cpython = cpython_syntax_error(text)
+        if cpython is not None and cpython[0] >= exc.raw_line - 1:
+            line, column, message = cpython
+            where, first = f"line {line}, column {column}", message.strip().splitlines()[0]
         if any(hint.search(text) for hint in _PY2_HINTS):
             return "python2", f"Python 2 syntax ({where}): {first}"
         return "syntax-error", f"syntax error at {where}: {first}"
-    return "parse-error", f"cannot parse: {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+    if isinstance(exc, UnicodeError):
+        return "encoding", "text contains characters that cannot be encoded (unpaired surrogates)"
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return "parse-error", f"cannot parse: {type(exc).__name__}: {detail}"
+
+
+def parse_python(text: str) -> cst.Module:
+    """libcst's parse, made safe for any text: input that would crash the native parser or
+    stall it for minutes is refused first, and every failure is a ParseFailure."""
+    refused = refusal(text)
+    if refused is not None:
+        raise ParseFailure(*refused)
+    try:
+        return cst.parse_module(text)
+    except Exception as exc:  # libcst raises ParserSyntaxError, RecursionError, or a Rust panic
+        raise ParseFailure(*_parse_error(text, exc)) from None
+    except BaseException as exc:  # pyo3 PanicException derives from BaseException
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise ParseFailure("parse-error", "the parser failed on this file") from None
 
 
 def analyze_source(text: str, index: PythonIndex, *, prefilter: bool = True) -> PythonAnalysis:
@@ -75,32 +118,36 @@ def analyze_source(text: str, index: PythonIndex, *, prefilter: bool = True) -> 
     result = PythonAnalysis()
     if prefilter and not index.candidate(text):
         return result
-    if bracket_depth(text) > MAX_BRACKET_DEPTH:
-        result.error_kind = "too-deep"
-        result.error_message = f"brackets nested more than {MAX_BRACKET_DEPTH} deep: not analyzed"
-        return result
     try:
-        module = cst.parse_module(text)
-    except Exception as exc:  # libcst raises ParserSyntaxError, RecursionError, or a Rust panic
-        result.error_kind, result.error_message = _parse_error(text, exc)
-        return result
-    except BaseException as exc:  # pyo3 PanicException derives from BaseException
-        if type(exc).__name__ != "PanicException":
-            raise
-        result.error_kind, result.error_message = "parse-error", "the parser failed on this file"
+        module = parse_python(text)
+    except ParseFailure as exc:
+        result.error_kind, result.error_message = exc.kind, exc.message
         return result
     result.parsed = True
     try:
-        hits = Walker(index).run(module)
-        ranges = node_ranges(module, [hit.node for hit in hits] + [hit.start for hit in hits if hit.start is not None]) if hits else {}
+        result.matches = _matches(text, module, index)
     except RecursionError:
         result.error_kind, result.error_message = "too-deep", "nesting too deep to analyze"
-        return result
+    return result
+
+
+def _matches(text: str, module: cst.Module, index: PythonIndex) -> list[RawMatch]:
+    hits = Walker(index).run(module)
+    if not hits:
+        return []
+    ranges = node_ranges(module, [hit.node for hit in hits] + [hit.start for hit in hits if hit.start is not None])
+    # libcst drops a form feed that starts a statement line, and positions come from its
+    # regenerated code: put the columns of such lines back where the text has them.
+    shifts = column_shifts(text, module.code) if "\f" in text else {}
+    matches: list[RawMatch] = []
     seen: set[tuple[str, int, int]] = set()
     for hit in hits:
         line, column, end_line, end_column = ranges[id(hit.node)]
         if hit.start is not None:
             line, column = ranges[id(hit.start)][:2]
+        if shifts:
+            column = _shifted(shifts, line, column)
+            end_column = _shifted(shifts, end_line, end_column)
         rule = hit.rule_matcher[0]
         rule_id = rule.id
         severity = None
@@ -115,7 +162,7 @@ def analyze_source(text: str, index: PythonIndex, *, prefilter: bool = True) -> 
         snippet = normalize_snippet(module.code_for_node(hit.node))
         if len(snippet) > SNIPPET_LIMIT:
             snippet = snippet[: SNIPPET_LIMIT - 1] + "…"
-        result.matches.append(
+        matches.append(
             RawMatch(
                 rule_id=rule_id,
                 span=Span(line, column + 1, end_line, end_column + 1),
@@ -125,7 +172,12 @@ def analyze_source(text: str, index: PythonIndex, *, prefilter: bool = True) -> 
                 severity=severity,
             )
         )
-    return result
+    return matches
+
+
+def _shifted(shifts: dict[int, tuple[int, int]], line: int, column: int) -> int:
+    start, shift = shifts.get(line, (0, 0))
+    return column + shift if column >= start else column
 
 
 def _inside(where: Where, hit: Hit) -> bool:
