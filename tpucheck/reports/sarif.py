@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import quote
 
 from tpucheck import __version__
 from tpucheck.findings import Finding, ScanError, severity_rank
@@ -70,8 +71,15 @@ def _descriptor(rule_id: str, rule: Rule | None, example: Finding | None) -> dic
     return descriptor
 
 
+def _uri(path: str) -> str:
+    """A relative path as the URI reference SARIF requires (spec 3.10.2): percent-encoded, so
+    a file named `a b.py`, `%0A.py` or `x#y.py` is not read as a space, a newline or a
+    fragment, and a `:` in the first segment cannot pass for a URI scheme."""
+    return quote(path, safe="/")
+
+
 def _location(path: str) -> dict[str, object]:
-    return {"physicalLocation": {"artifactLocation": {"uri": path, "uriBaseId": SRCROOT}}}
+    return {"physicalLocation": {"artifactLocation": {"uri": _uri(path), "uriBaseId": SRCROOT}}}
 
 
 def _result(finding: Finding, index: int, rule: Rule | None, with_baseline: bool = False) -> dict[str, object]:
