@@ -39,8 +39,9 @@ from `os.wait4` on that scan's process. `ru_maxrss` of children is the peak of t
 largest process among them (the CLI parent or one worker), not the sum of the processes
 alive at once, so each scan's whole process tree is also sampled from /proc: the peak of
 the summed RSS every 100 ms (an upper bound: pages a forked worker still shares with its
-parent count twice) and of the summed PSS every 2 s (shared pages split between their
-users: what the scan really costs the machine; reading it is what costs the sampler).
+parent count twice; never below `ru_maxrss`) and of the summed PSS every 100 ms for the
+first 3 s, then every 2 s (shared pages split between their users: what the scan really
+costs the machine; reading it walks page tables, which is what costs the sampler).
 
 Dependency-free beyond what tpucheck itself needs (libcst).
 """
@@ -245,13 +246,15 @@ def _pss_kib(pid: int) -> int:
 
 class TreeMemory:
     """Samples the summed RSS of a process and its descendants every `interval` seconds in
-    a thread, and their summed PSS every `pss_every` samples, keeping the peaks. This costs
-    the scan about 1% of one core (PSS is the expensive part, hence its lower rate)."""
+    a thread, and their summed PSS every `pss_every` samples after the first `pss_first`
+    (so that a short run still gets several), keeping the peaks. This costs the scan about
+    1% of one core (PSS is the expensive part, hence its lower rate)."""
 
-    def __init__(self, pid: int, interval: float = 0.1, pss_every: int = 20) -> None:
+    def __init__(self, pid: int, interval: float = 0.1, pss_every: int = 20, pss_first: int = 30) -> None:
         self.pid = pid
         self.interval = interval
         self.pss_every = pss_every
+        self.pss_first = pss_first
         self.rss = self.pss = 0
         me = os.getpid()
         self.available = os.path.exists(f"/proc/{me}/smaps_rollup") and os.path.exists(f"/proc/{me}/task/{me}/children")
@@ -263,7 +266,7 @@ class TreeMemory:
         while not self._stop.is_set():
             pids = _descendants(self.pid)
             self.rss = max(self.rss, sum(map(_rss_kib, pids)))
-            if sample % self.pss_every == 0:
+            if sample < self.pss_first or sample % self.pss_every == 0:
                 self.pss = max(self.pss, sum(map(_pss_kib, pids)))
             sample += 1
             self._stop.wait(self.interval)
@@ -310,8 +313,9 @@ def run_measured(argv: Sequence[str]) -> Measured:
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         stderr = err.read().decode("utf-8", "replace")
-    tree = memory.available
-    return Measured(seconds, cpu, others, usage.ru_maxrss, memory.rss if tree else None, memory.pss if tree else None, proc.returncode, stderr)
+    # A sampled sum can miss a short peak that ru_maxrss saw; the sum is at least that peak.
+    tree_rss = max(memory.rss, usage.ru_maxrss) if memory.available else None
+    return Measured(seconds, cpu, others, usage.ru_maxrss, tree_rss, memory.pss if memory.available else None, proc.returncode, stderr)
 
 
 def digest(items: Sequence[str]) -> str:
@@ -767,7 +771,7 @@ def format_table(data: dict[str, Any]) -> str:
     out += [
         "",
         "peak memory, MiB (max_rss: ru_maxrss of the largest single process; total_rss / total_pss:",
-        "the scan's processes summed, sampled every 100 ms / 2 s; self/children: this script and its largest child):",
+        "the scan's processes summed, sampled (see benchmarks/README.md); self/children: this script and its largest child):",
     ]
     for name, kib in data["memory_kib"].items():
         out.append(f"  {name:<40} {kib / 1024:.0f}")

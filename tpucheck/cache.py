@@ -444,12 +444,13 @@ def _file_sha256(path: str, buffer: bytearray) -> str:
 
 
 def _read_all(fd: int, size: int) -> bytes:
-    """Up to MAX_ENTRY_BYTES + 1 bytes: a file that grew past its fstat size is still capped."""
+    """The `size` bytes fstat reported (capped by the caller). Entries are replaced by
+    rename, never rewritten in place, so an open entry does not grow; one that a hostile
+    tree truncates meanwhile is short, hence invalid JSON, hence a miss."""
     chunks = []
     total = 0
-    want = min(size, MAX_ENTRY_BYTES) + 1
-    while total < want:
-        chunk = os.read(fd, want - total)
+    while total < size:
+        chunk = os.read(fd, size - total)
         if not chunk:
             break
         chunks.append(chunk)
