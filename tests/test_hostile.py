@@ -222,7 +222,7 @@ CASES: dict[str, Case] = {
     # json.loads raises a plain ValueError (not JSONDecodeError) past int()'s digit limit.
     "notebook-huge-number": Case(
         {"number.ipynb": '{"nbformat": 4, "cells": [], "metadata": {"n": ' + "7" * 5000 + "}}"},
-        {"number.ipynb": Error("notebook-error", "not valid JSON: Exceeds the limit (4300 digits)") if _HAS_INT_LIMIT else Analyzed()},
+        {"number.ipynb": Error("notebook-error", "not valid JSON: Exceeds the limit (4300") if _HAS_INT_LIMIT else Analyzed()},
     ),
     # JSON can spell an unpaired surrogate; it becomes one U+FFFD (column 10 counts it once).
     "notebook-lone-surrogate": Case(
