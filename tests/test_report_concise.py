@@ -163,3 +163,16 @@ def test_built_in_rules(tmp_path: Path) -> None:
         f"pkg/a.py:2:1: {rule.id} [{rule.severity}] {first_sentence(rule.message)}",
         f"1 finding (1 {rule.severity}) in 1 file; {score_text(result)}",
     ]
+
+
+def test_a_path_cannot_start_a_workflow_command(tmp_path: Path) -> None:
+    """A file named like a GitHub Actions command must not become one in a CI log, which
+    reads any line that starts (after spaces) with `::` as a command."""
+    from tpucheck.reports import terminal
+
+    root = write_tree(tmp_path / "repo", {"::error::x.py": "import torch\ntorch.cuda.synchronize()\n"})
+    result = scan(str(root), load_ruleset(), ScanOptions(jobs=1))
+    assert concise.render(result).splitlines()[0].startswith("./::error::x.py:2:1: CA001 ")
+    buffer = io.StringIO()
+    terminal.write(result, buffer, False)
+    assert not [line for line in buffer.getvalue().splitlines() if line.lstrip().startswith("::")]

@@ -307,7 +307,7 @@ def assemble(
     coverage = Coverage(
         files_found=files_found,
         files_analyzed=sum(r.error is None for r in results),
-        files_parsed=sum(r.parsed for r in results),
+        files_parsed=sum(r.parsed and r.error is None for r in results),
         files_errored=len(errors),
         files_skipped=len(skipped),
         lines_scanned=sum(r.lines for r in results if r.error is None),

@@ -65,6 +65,13 @@ def _escape_one(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+def line_safe_path(path: str) -> str:
+    """A path that can start a line: escaped, and `./`-prefixed when it starts with `:`, so a
+    file named `::error::x.py` cannot become a GitHub Actions workflow command in a CI log."""
+    shown = escape(path)
+    return "./" + shown if shown.startswith(":") else shown
+
+
 def _paint(text: str, style: str, colour: bool) -> str:
     return f"{_STYLE[style]}{text}{_RESET}" if colour else text
 
@@ -73,7 +80,7 @@ def location(finding: Finding) -> str:
     """`path:line:col`, or `path:cell N:line:col` for a notebook cell (ruff's form)."""
     span = finding.span
     cell = f"cell {finding.cell}:" if finding.cell is not None else ""
-    return f"{escape(finding.path)}:{cell}{span.line}:{span.column}"
+    return f"{line_safe_path(finding.path)}:{cell}{span.line}:{span.column}"
 
 
 def finding_line(finding: Finding, colour: bool = False) -> str:
@@ -86,7 +93,7 @@ def finding_line(finding: Finding, colour: bool = False) -> str:
 
 
 def error_line(error: ScanError, colour: bool = False, what: str = "could not analyze") -> str:
-    return f"{_paint(escape(error.path), 'path', colour)}: {_paint(what, 'error', colour)} ({escape(error.kind)}): {escape(error.message)}"
+    return f"{_paint(line_safe_path(error.path), 'path', colour)}: {_paint(what, 'error', colour)} ({escape(error.kind)}): {escape(error.message)}"
 
 
 def _plural(count: int, word: str) -> str:

@@ -17,6 +17,7 @@ from rich.text import Text
 from tpucheck import __version__
 from tpucheck.findings import SEVERITIES, Finding, severity_rank
 from tpucheck.prose import first_sentence, shorten
+from tpucheck.reports.concise import line_safe_path
 from tpucheck.result import ScanResult
 
 SEVERITY_STYLE = {"blocker": "bold red", "major": "yellow", "minor": "cyan", "info": "dim"}
@@ -125,7 +126,7 @@ def _top_files(result: ScanResult) -> Table:
     for severity in SEVERITIES[:3]:
         table.add_column(severity, justify="right", style=SEVERITY_STYLE[severity])
     for path, role, counts in result.files_by_severity()[:MAX_ROWS]:
-        table.add_row(path, role, *(str(counts[s] or "") for s in SEVERITIES[:3]))
+        table.add_row(line_safe_path(path), role, *(str(counts[s] or "") for s in SEVERITIES[:3]))
     return table
 
 
@@ -168,7 +169,7 @@ def _problems(result: ScanResult) -> list[object]:
         table.add_column("kind")
         table.add_column("reason", overflow="fold")
         for error in result.errors[:20]:
-            table.add_row(error.path, error.kind, error.message)
+            table.add_row(line_safe_path(error.path), error.kind, error.message)
         blocks.append(table)
     if result.skipped:
         blocks.append(Text(f"Skipped {len(result.skipped)} files: " + "; ".join(f"{s.path} ({s.reason})" for s in result.skipped[:5]) + (" …" if len(result.skipped) > 5 else ""), style="yellow"))
