@@ -369,3 +369,36 @@ def test_concurrent_scans_share_a_cache(tmp_path: Path) -> None:
     assert not [p for p in cache_dir.rglob("*.part")]
     result, stats = cached_scan(tree, cache_dir=str(cache_dir))
     assert result == expected and stats.hits == 60
+
+
+def test_entries_made_without_this_machines_secret_are_never_served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repository can ship well-formed entries for its own files (every other input of
+    the key is public), but not under a namespace that depends on a secret it never saw."""
+
+    root = write_tree(tmp_path / "repo", {"a.py": "import torch\ntorch.cuda.synchronize()\n"})
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "attacker-home"))
+    monkeypatch.delenv(cache_module.SECRET_ENV, raising=False)
+    forged = scan(str(root), fixture_ruleset(), ScanOptions(jobs=1, use_cache=True))
+    assert (tmp_path / "attacker-home" / "tpucheck" / "cache-secret").stat().st_mode & 0o777 == 0o600
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "victim-home"))
+    stats = cache_module.CacheStats()
+    again = scan(str(root), fixture_ruleset(), ScanOptions(jobs=1, use_cache=True, cache_stats=stats))
+    assert (stats.hits, stats.misses) == (0, 1)
+    assert render(again) == render(forged)
+    monkeypatch.setenv(cache_module.SECRET_ENV, "shared-ci-secret")
+    first, second = cache_module.CacheStats(), cache_module.CacheStats()
+    scan(str(root), fixture_ruleset(), ScanOptions(jobs=1, use_cache=True, cache_stats=first))
+    scan(str(root), fixture_ruleset(), ScanOptions(jobs=1, use_cache=True, cache_stats=second))
+    assert (first.misses, second.hits) == (1, 1)
+
+
+def test_no_secret_no_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+
+    root = write_tree(tmp_path / "repo", {"a.py": "import torch\ntorch.cuda.synchronize()\n"})
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    monkeypatch.delenv(cache_module.SECRET_ENV, raising=False)
+    stats = cache_module.CacheStats()
+    scan(str(root), fixture_ruleset(), ScanOptions(jobs=1, use_cache=True, cache_stats=stats))
+    assert not stats.enabled and stats.disabled_reason is not None and "TPUCHECK_CACHE_SECRET" in stats.disabled_reason

@@ -30,12 +30,14 @@ the rest of the run and the scan goes on.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import hashlib
 import json
 import os
 import re
+import secrets
 import stat
 import sys
 import tempfile
@@ -174,9 +176,68 @@ def _libcst_version() -> str:
     return str(version)
 
 
-def namespace(ruleset: Ruleset, *, prefilter: bool, first_party: Iterable[str]) -> str:
+SECRET_ENV = "TPUCHECK_CACHE_SECRET"
+
+
+def _secret_path() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "tpucheck", "cache-secret")
+
+
+def machine_secret() -> str | None:
+    """A random secret kept outside every scanned tree (or given in TPUCHECK_CACHE_SECRET),
+    mixed into the namespace so that a repository cannot ship forged entries for its own
+    files: without the secret it cannot know the namespace its entries would need. None
+    when there is no secret and none can be made (no writable home): then no cache."""
+    given = os.environ.get(SECRET_ENV)
+    if given:
+        return _sha256(given.encode("utf-8", "surrogateescape"))
+    path = _secret_path()
+    value = _read_secret(path)
+    if value is None:
+        _make_secret(path)
+        value = _read_secret(path)
+    return None if value is None else _sha256(value)
+
+
+def _read_secret(path: str) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_BINARY)
+    except OSError:
+        return None
+    try:
+        value = os.read(fd, 256)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return value if len(value) >= 32 else None
+
+
+def _make_secret(path: str) -> None:
+    """Written to a temporary file and hard-linked into place, so the secret appears whole
+    or not at all, and the first of two racing scans wins for both."""
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=".secret-", dir=folder)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(secrets.token_hex(32).encode("ascii"))
+        os.link(temp, path)
+    except OSError:
+        pass  # FileExistsError: another scan made it first, and theirs is read
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+
+
+def namespace(ruleset: Ruleset, *, prefilter: bool, first_party: Iterable[str], secret: str = "") -> str:
     """The part of every key shared by all files of one scan."""
     parts = {
+        "secret": secret,
         "layout": LAYOUT,
         "version": tpucheck.__version__,
         "code": code_digest(),
@@ -330,7 +391,12 @@ class ResultCache:
                 if stats is not None:
                     stats.disabled_reason = f"{directory} is a symlink"
                 return None
-        return cls(os.path.abspath(directory), namespace(ruleset, prefilter=prefilter, first_party=first_party), stats=stats)
+        secret = machine_secret()
+        if secret is None:
+            if stats is not None:
+                stats.disabled_reason = f"no cache secret: cannot create {_secret_path()} (set {SECRET_ENV})"
+            return None
+        return cls(os.path.abspath(directory), namespace(ruleset, prefilter=prefilter, first_party=first_party, secret=secret), stats=stats)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"directory": self.directory, "namespace": self.namespace, "writable": self.writable}
