@@ -463,3 +463,31 @@ def test_bad_extra_rule_file_names_file_and_line(tmp_path: Path, text: str, line
     assert [(p.file, p.line) for p in problems] == [(str(path), line)], problems
     assert phrase in problems[0].message
     assert str(caught.value).startswith(f"{path}:{line}: ")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forked workers inherit the patched analyzer only on Linux")
+def test_a_worker_that_dies_costs_only_the_file_that_killed_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ruleset: Ruleset) -> None:
+    """libcst's parser is native code: a crash there kills the worker process and, with it,
+    every pending task of the pool. The scan must still account for every file."""
+    from tpucheck import engine
+
+    files = {f"pkg/m{i:02}.py": f"import torch\nx{i} = torch.zeros(1).cuda()\n" for i in range(60)}
+    files["pkg/boom.py"] = "import torch\ntorch.cuda.synchronize()\n" + "# padding\n" * 50  # large: goes out first
+    root = tmp_path / "repo"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    real = engine.analyze_file
+
+    def crashing(source: Any, *args: Any, **kwargs: Any) -> Any:
+        if source.path.endswith("boom.py") and os.getpid() != parent:
+            os._exit(139)  # what a segfault in native code looks like to the pool
+        return real(source, *args, **kwargs)
+
+    parent = os.getpid()
+    monkeypatch.setattr(engine, "analyze_file", crashing)
+    monkeypatch.setattr(engine, "INLINE_BELOW", 0)
+    result = scan(str(root), ruleset, ScanOptions(jobs=2))
+    assert [(e.path, e.kind) for e in result.errors] == [("pkg/boom.py", "crash")]
+    assert result.coverage.files_found == 61 and result.coverage.files_analyzed == 60
+    assert sorted({f.path for f in result.findings}) == sorted(p for p in files if p != "pkg/boom.py")

@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 import pathspec
@@ -186,23 +187,52 @@ def analyze_files(
             if progress:
                 progress(len(results), total)
         return results
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    pool = ProcessPoolExecutor(
-        max_workers=jobs,
-        mp_context=multiprocessing.get_context(method),
-        initializer=_init_worker,
-        initargs=(context, cache, budget),
-    )
-    with pool:
-        futures = [pool.submit(_analyze_batch, batch) for batch in _batches(todo, jobs)]
-        for future in as_completed(futures):
-            batch_results, counts = future.result()
-            results.extend(batch_results)
-            if cache is not None and counts is not None:
-                cache.stats.add(counts)
-            if progress:
-                progress(len(results), total)
+    def collect(batch_results: list[FileResult], counts: CacheStats | None) -> None:
+        results.extend(batch_results)
+        if cache is not None and counts is not None:
+            cache.stats.add(counts)
+        if progress:
+            progress(len(results), total)
+
+    lost = _run_pool(_batches(todo, jobs), context, jobs, cache, budget, collect)
+    while lost:
+        # A worker died (a crash in native code takes the whole pool down with it). Rerun
+        # what was lost one file per task; the first tasks that never finished are the
+        # suspects: each runs alone, so a crash costs exactly the file that caused it.
+        lost = _run_pool([[source] for source in lost], context, jobs, cache, budget, collect)
+        suspects, lost = lost[: jobs + 1], lost[jobs + 1 :]
+        for source in suspects:
+            if not _run_pool([[source]], context, 1, cache, budget, collect):
+                continue
+            reason = "the analyzer's process died on this file (a crash in native code); skipped"
+            collect([FileResult(source.path, source.kinds[0], error=ScanError(source.path, "crash", reason))], None)
     return results
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+
+
+def _run_pool(
+    batches: list[list[SourceFile]],
+    context: AnalysisContext,
+    jobs: int,
+    cache: ResultCache | None,
+    budget: float | None,
+    collect: Callable[[list[FileResult], CacheStats | None], None],
+) -> list[SourceFile]:
+    """Analyze the batches in a pool; the files of batches lost to a dead worker, in the
+    order they were submitted."""
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context(), initializer=_init_worker, initargs=(context, cache, budget))
+    lost: dict[int, list[SourceFile]] = {}
+    with pool:
+        futures = {pool.submit(_analyze_batch, batch): number for number, batch in enumerate(batches)}
+        for future in as_completed(futures):
+            try:
+                collect(*future.result())
+            except BrokenProcessPool:
+                lost[futures[future]] = batches[futures[future]]
+    return [source for number in sorted(lost) for source in lost[number]]
 
 
 def first_party_packages(root: str) -> frozenset[str]:
