@@ -76,7 +76,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
 
 from tpucheck.analyzers import build_context
-from tpucheck.analyzers.python import MAX_BRACKET_DEPTH, bracket_depth
+from tpucheck.analyzers.python.guards import refusal
 from tpucheck.discovery import SourceFile, discover
 from tpucheck.ruleset import RuleFileError, load_ruleset
 from tpucheck.ruleset.loader import builtin_rules_dir
@@ -624,7 +624,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             warm = keep([run_scan(tree, args.jobs, rules, cache_dir=cache_dir, cache="warm") for _ in range(repeat)])
 
     read, texts, lines = read_python(python_files)
-    too_deep = {p for p, t in texts.items() if bracket_depth(t) > MAX_BRACKET_DEPTH}
+    too_deep = {p for p, t in texts.items() if refusal(t) is not None}
     ast_stage, ast_runs = best_of(repeat, lambda: parse_ast(texts, lines), lambda stage: stage.seconds)
     ast_stage.seconds_all = [r.seconds for r in ast_runs]
     (cst_stage, parse_seconds, _), cst_runs = best_of(repeat, lambda: parse_libcst(texts, lines, too_deep), lambda run: run[0].seconds)
