@@ -46,6 +46,14 @@ def notebook_json(*cells: tuple[str, list[str]]) -> str:
     )
 
 
+SYNC_NOTEBOOK = notebook_json(
+    ("markdown", ["# title\n"]),
+    ("code", ["import torch\n"]),
+    ("code", ["x = 1\n", "torch.cuda.synchronize()\n"]),
+)
+"""A notebook whose second code cell (cell 3, counting every cell) syncs on line 2."""
+
+
 def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
     """Write a fixture repository: text is dedented, bytes are written as they are."""
     for name, content in files.items():

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import fixture_ruleset, notebook_json, write_tree
+from conftest import SYNC_NOTEBOOK, fixture_ruleset, write_tree
 
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.findings import ScanError, Skipped
@@ -17,12 +17,6 @@ from tpucheck.prose import first_sentence
 from tpucheck.reports import FORMATS, concise
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import load_ruleset
-
-NOTEBOOK = notebook_json(
-    ("markdown", ["# title\n"]),
-    ("code", ["import torch\n"]),
-    ("code", ["x = 1\n", "torch.cuda.synchronize()\n"]),
-)
 
 FILES = {
     "pkg/train.py": (
@@ -36,7 +30,7 @@ FILES = {
     "pkg/evil\nname.py": "import torch\ntorch.cuda.synchronize()\n",
     "pkg/broken.py": "import torch\ntorch.cuda.synchronize(\n",
     "csrc/k.cu": "__global__ void add_kernel(float* x) {}\n",
-    "notebooks/look.ipynb": NOTEBOOK,
+    "notebooks/look.ipynb": SYNC_NOTEBOOK,
     "README.md": "nothing to see\n",
 }
 

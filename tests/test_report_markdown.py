@@ -7,19 +7,13 @@ import io
 from pathlib import Path
 
 import pytest
-from conftest import fixture_ruleset, notebook_json, write_tree
+from conftest import SYNC_NOTEBOOK, fixture_ruleset, write_tree
 
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.reports import markdown
 from tpucheck.result import Inventory, KernelEntry, PackageEntry, ScanResult
 
 HELP = "https://github.com/tpucheck/tpucheck/blob/main/docs/rules.md"
-
-NOTEBOOK = notebook_json(
-    ("markdown", ["# title\n"]),
-    ("code", ["import torch\n"]),
-    ("code", ["x = 1\n", "torch.cuda.synchronize()\n"]),
-)
 
 FILES = {
     "pkg/train.py": (
@@ -34,7 +28,7 @@ FILES = {
     "pkg/a|b.py": "import torch\ntorch.cuda.synchronize()\n",
     "pkg/broken.py": "import torch\ntorch.cuda.synchronize(\n",
     "csrc/k.cu": "__global__ void add_kernel(float* x) {}\n",
-    "notebooks/look.ipynb": NOTEBOOK,
+    "notebooks/look.ipynb": SYNC_NOTEBOOK,
 }
 
 
