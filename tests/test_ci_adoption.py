@@ -375,3 +375,13 @@ def test_directories_named_on_the_command_line_keep_the_roots_ignore_rules(tmp_p
     root = write_tree(tmp_path / "r", {".gitignore": "src/gen/\n", "src/a.py": TRAIN, "src/gen/b.py": TRAIN, "tests/t.py": TRAIN, "docs/d.py": TRAIN})
     done = json.loads(cli("scan", "src", "tests", "--no-cache", "-q", "--format", "json", cwd=root).stdout)
     assert sorted({f["path"] for f in done["findings"]}) == ["src/a.py", "tests/t.py"]
+
+
+def test_an_unusable_cache_dir_is_a_note_not_a_failure(project: Path) -> None:
+    (project / "blocker").write_text("")
+    done = cli("scan", ".", "--cache-dir", "blocker/cache", "--format", "concise", cwd=project)
+    assert done.returncode == 0 and len(concise(done)) == 3
+    assert done.stderr == "tpucheck: note: results not cached: cannot write the cache: Not a directory\n"
+    warm = cli("scan", ".", "--format", "concise", cwd=project)
+    again = cli("scan", ".", "--format", "concise", cwd=project)
+    assert warm.stdout == again.stdout and (project / ".tpucheck_cache" / ".gitignore").read_text().endswith("*\n")

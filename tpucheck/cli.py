@@ -21,6 +21,7 @@ from tpucheck.baseline import (
     load_baseline,
     write_baseline,
 )
+from tpucheck.cache import CacheStats
 from tpucheck.config import Config, InitError, load_config, write_init
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.findings import CATEGORIES, SEVERITIES, ScanError, severity_rank
@@ -138,9 +139,13 @@ def scan_command(
         prefilter=not no_prefilter,
         shard=shard_spec,
         per_file_ignores=config.per_file_ignores,
+        cache_stats=CacheStats(),
         **cache_options(settings),
     )
     result = _run_scan(root, ruleset, options, only, show_progress=not quiet and sys.stderr.isatty())
+    stats = options.cache_stats
+    if stats is not None and stats.disabled_reason and settings.cache and settings.cache_dir is not None and not quiet:
+        typer.echo(f"tpucheck: note: results not cached: {stats.disabled_reason}", err=True)
     if write_baseline is not None:
         written = _write_baseline(result, write_baseline)
         if not quiet:
