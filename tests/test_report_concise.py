@@ -63,9 +63,8 @@ def test_exact_lines(result: ScanResult) -> None:
 
 
 def test_write_matches_render_and_is_registered(result: ScanResult) -> None:
-    assert FORMATS["concise"] is concise.write
     stream = io.StringIO()
-    concise.write(result, stream, False)
+    FORMATS["concise"](result, stream, False)
     assert stream.getvalue() == concise.render(result)
     assert stream.getvalue().endswith("\n")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import typer
 
-from tpucheck import __version__, ruledocs
+from tpucheck import __version__
 from tpucheck.baseline import (
     BaselineError,
     apply_baseline,
@@ -358,6 +358,8 @@ def rules_command(
         raise UsageProblem(f"unknown category {category!r}: choose one of {', '.join(CATEGORIES)}")
     if severity is not None and severity not in SEVERITIES:
         raise UsageProblem(f"unknown severity {severity!r}: choose one of {', '.join(SEVERITIES)}")
+    from tpucheck import ruledocs
+
     ruleset = _load_rules(rules, None, None)
     chosen = [r for r in ruleset.rules if (category is None or r.category == category) and (severity is None or r.severity == severity)]
     if output_format == "json":
@@ -408,6 +410,8 @@ def explain_command(
 ) -> None:
     """Explain one rule: why it matters on TPU, the fix per target, what it matches, examples, sources."""
     _check_format(output_format)
+    from tpucheck import ruledocs
+
     rule = _find_rule(_load_rules(rules, None, None), rule_ref)
     if output_format == "json":
         _write_text(json.dumps(ruledocs.rule_to_dict(rule), indent=2, ensure_ascii=False) + "\n", None)
