@@ -385,3 +385,18 @@ def test_an_unusable_cache_dir_is_a_note_not_a_failure(project: Path) -> None:
     warm = cli("scan", ".", "--format", "concise", cwd=project)
     again = cli("scan", ".", "--format", "concise", cwd=project)
     assert warm.stdout == again.stdout and (project / ".tpucheck_cache" / ".gitignore").read_text().endswith("*\n")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"tool": 1}', "not a tpucheck JSON report"),
+        ('{"tool": {"name": "tpucheck", "version": "%s"}, "schema_version": "1.1", "rules": 3}', "rules must be a list of rule ids"),
+    ],
+)
+def test_malformed_reports_are_one_line_merge_errors(tmp_path: Path, content: str, message: str) -> None:
+    from tpucheck import __version__
+
+    (tmp_path / "r.json").write_text(content.replace("%s", __version__))
+    done = cli("merge", "r.json", cwd=tmp_path)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr

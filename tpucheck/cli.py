@@ -208,15 +208,13 @@ def _changed_lines(root: str, ref: str | None) -> ChangedLines | None:
 def _scan_rules(config: Config, rules: list[Path] | None, select: list[str] | None, ignore: list[str] | None) -> tuple[Ruleset, Config, list[ScanError]]:
     """Rules for a scan: a broken rule file or config entry is reported and left out, and
     the scan goes on; a mistake in a command-line flag stops it (it is typed right there)."""
-    problems = [ScanError(p.file, "config", str(p)) for p in config.problems]
     try:
         ruleset, rule_problems = load_ruleset_lenient([*config.extend_rules, *(rules or [])])
     except RuleFileError as exc:
         raise UsageProblem(f"invalid built-in rule file (a bug): {exc}") from None
-    problems += [ScanError(p.file, "rules", str(p)) for p in rule_problems]
-    config_problems = set(config.problems)
     config = config.without_unknown_rule_refs(lambda ref: not unknown_selectors(ruleset, [ref]))
-    problems += [ScanError(p.file, "config", str(p)) for p in config.problems if p not in config_problems]
+    problems = [ScanError(p.file, "config", str(p)) for p in config.problems]
+    problems += [ScanError(p.file, "rules", str(p)) for p in rule_problems]
     try:
         chosen = select_rules(
             ruleset,

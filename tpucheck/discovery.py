@@ -15,6 +15,7 @@ that a report can say honestly what was not looked at.
 from __future__ import annotations
 
 import errno
+import functools
 import heapq
 import os
 import stat
@@ -496,9 +497,9 @@ def discover_paths(
     `exclude` applies to files named explicitly too (ruff calls this force-exclude): a
     hook must not report files the project's configuration leaves out.
     """
-    options = {"exclude": exclude, "respect_gitignore": respect_gitignore, "max_file_size": max_file_size, "extra_globs": extra_globs}
+    walk = functools.partial(discover, exclude=exclude, respect_gitignore=respect_gitignore, max_file_size=max_file_size, extra_globs=extra_globs)
     if not paths:
-        return discover(root, **options)  # type: ignore[arg-type]
+        return walk(root)
     root_abs = os.path.abspath(os.fspath(root))
     excluded = _compile(exclude) if exclude else None
     globs = _compiled_globs(tuple(extra_globs))
@@ -518,7 +519,7 @@ def discover_paths(
         if stat.S_ISDIR(given_stat.st_mode):
             # The walk of the whole root, filtered: the root's .gitignore files and
             # excludes apply below a directory named on the command line too.
-            whole = whole or discover(root_abs, **options)  # type: ignore[arg-type]
+            whole = whole or walk(root_abs)
             inside = "" if rel == "." else rel + "/"
             part = Discovery(
                 files=[f for f in whole.files if f.path.startswith(inside)],

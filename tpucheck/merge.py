@@ -34,12 +34,16 @@ def read_report(path: Path) -> dict[str, Any]:
         raise MergeError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     except json.JSONDecodeError as exc:
         raise MergeError(f"{path}:{exc.lineno}: not a tpucheck JSON report: {exc.msg}") from None
-    if not isinstance(document, dict) or document.get("tool", {}).get("name") != "tpucheck":
+    tool = document.get("tool") if isinstance(document, dict) else None
+    if not isinstance(tool, dict) or tool.get("name") != "tpucheck":
         raise MergeError(f"{path}: not a tpucheck JSON report (write one with `tpucheck scan --format json`)")
     if document.get("schema_version") != SCHEMA_VERSION:
         raise MergeError(f"{path}: report schema {document.get('schema_version')!r}, this tpucheck reads {SCHEMA_VERSION}")
-    if document["tool"].get("version") != __version__:
-        raise MergeError(f"{path}: written by tpucheck {document['tool'].get('version')}, this is {__version__}; scan and merge with the same version")
+    if tool.get("version") != __version__:
+        raise MergeError(f"{path}: written by tpucheck {tool.get('version')}, this is {__version__}; scan and merge with the same version")
+    rules = document.get("rules")
+    if not isinstance(rules, list) or not all(isinstance(rule, str) for rule in rules):
+        raise MergeError(f"{path}: malformed report (rules must be a list of rule ids)")
     return document
 
 

@@ -170,9 +170,10 @@ class ScanResult:
         """Rule id -> its section in docs/rules.md."""
         return {rule.id: rule.help_uri for rule in self.rule_data}
 
-    def counts_by_severity(self) -> dict[str, int]:
+    def counts_by_severity(self, findings: list[Finding] | None = None) -> dict[str, int]:
+        """Of all findings, or of a subset such as `gated_findings()`."""
         counts = dict.fromkeys(SEVERITIES, 0)
-        for finding in self.findings:
+        for finding in self.findings if findings is None else findings:
             counts[finding.severity] += 1
         return counts
 

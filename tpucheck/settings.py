@@ -18,7 +18,6 @@ from tpucheck.findings import SEVERITIES
 from tpucheck.reports import FORMATS
 
 
-
 class SettingsError(Exception):
     """A flag with a value no setting takes: one line, exit 2."""
 

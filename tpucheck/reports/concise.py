@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import TextIO
 
-from tpucheck.findings import SEVERITIES, Finding, ScanError
+from tpucheck.findings import Finding, ScanError
 from tpucheck.prose import first_sentence
 from tpucheck.result import ScanResult
 
@@ -108,7 +108,7 @@ def summary_line(result: ScanResult) -> str:
     and configuration problems are added only when there are any.
     """
     listed = result.gated_findings()
-    counts = {severity: sum(f.severity == severity for f in listed) for severity in SEVERITIES}
+    counts = result.counts_by_severity(listed)
     head = _plural(len(listed), "finding")
     by_severity = ", ".join(f"{n} {severity}" for severity, n in counts.items() if n)
     if by_severity:
