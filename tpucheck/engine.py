@@ -40,7 +40,7 @@ from tpucheck.result import Coverage, ScanResult, build_inventory
 from tpucheck.roles import role_of
 from tpucheck.ruleset.model import Ruleset
 from tpucheck.ruleset.select import rule_selected
-from tpucheck.scoring import compute_score
+from tpucheck.scoring import compute_score, placed_severity
 from tpucheck.sourcetext import SourceTextError, decode
 
 Progress = Callable[[int, int], None]
@@ -361,9 +361,7 @@ def build_result(
     active = sorted(active, key=Finding.sort_key)
     suppressed = sorted(suppressed, key=Finding.sort_key)
     errors = sorted(errors, key=lambda e: (e.path, e.kind, e.message))
-    efforts = {r.id: (r.effort_low, r.effort_high, r.effort_per) for r in ruleset.rules}
-    fixes = {r.id: r.fix for r in ruleset.rules}
-    score = compute_score(active, coverage.lines_scanned, efforts, fixes)
+    score = compute_score(active, ruleset.by_id())
     return ScanResult(
         root=root,
         findings=active,
@@ -376,6 +374,7 @@ def build_result(
         rules=sorted(r.id for r in ruleset.rules),
         rule_data=ruleset.rules,
         shard=shard,
+        target=ruleset.target,
     )
 
 
@@ -424,7 +423,7 @@ def _findings(result: FileResult, rules: dict, ignored_for: IgnoredFor | None = 
                 rule=rule.id,
                 name=rule.name,
                 category=rule.category,
-                severity=match.severity or rule.severity,
+                severity=placed_severity(match.severity or rule.severity, role, match.guarded),
                 confidence=rule.confidence,
                 path=result.path,
                 span=match.span,

@@ -18,7 +18,7 @@ from tpucheck import __version__
 from tpucheck.engine import build_result
 from tpucheck.findings import Finding, ScanError, Skipped
 from tpucheck.result import SCHEMA_VERSION, Coverage, ScanResult
-from tpucheck.ruleset.model import Ruleset
+from tpucheck.ruleset.model import DEFAULT_TARGET, TARGETS, Ruleset
 
 _COUNTS = ("files_found", "files_analyzed", "files_parsed", "files_errored", "files_skipped", "lines_scanned")
 
@@ -90,7 +90,10 @@ def merge_reports(paths: list[Path], ruleset: Ruleset) -> ScanResult:
     unknown = sorted(set(rule_ids) - set(known))
     if unknown:
         raise MergeError(f"the reports used rules this merge does not know: {', '.join(unknown[:5])}; pass the same --rules / config as the scan")
-    rules = ruleset.with_rules(tuple(known[rule_id] for rule_id in sorted(rule_ids)))
+    target = _agree([(path, doc.get("summary", {})) for path, doc in documents], "target") or DEFAULT_TARGET
+    if target not in TARGETS:
+        raise MergeError(f"{documents[0][0]}: malformed report (unknown target {target!r})")
+    rules = ruleset.with_rules(tuple(known[rule_id] for rule_id in sorted(rule_ids))).for_target(target)
     inventory = {rule.id: rule.inventory for rule in rules.rules}
     active: list[Finding] = []
     suppressed: list[Finding] = []

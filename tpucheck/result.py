@@ -17,11 +17,12 @@ from tpucheck.findings import (
     Skipped,
     severity_rank,
 )
-from tpucheck.ruleset.model import Rule
+from tpucheck.ruleset.model import DEFAULT_TARGET, Rule
 from tpucheck.scoring import Score
 
-SCHEMA_VERSION = "1.1"
-"""1.1 added root, gate, shard, configuration_errors and the baselined/outside_diff marks."""
+SCHEMA_VERSION = "1.2"
+"""1.1 added root, gate, shard, configuration_errors and the baselined/outside_diff marks;
+1.2 the target, the effort split (supporting, performance), contributors, plan phases."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +129,8 @@ class ScanResult:
     """The git ref whose diff decides which findings are `outside_diff`."""
     shard: tuple[int, int] | None = None
     """(K, N) when this is the K-th of N shards; `tpucheck merge` combines them."""
+    target: str = DEFAULT_TARGET
+    """What the findings were judged against: torchtpu or xla."""
     configuration_errors: list[ScanError] = field(default_factory=list)
     """Problems in config, rule or baseline files: the scan went on without the bad parts,
     and the command exits 2 after reporting."""
@@ -197,9 +200,13 @@ class ScanResult:
             "tool": {"name": "tpucheck", "version": __version__},
             "root": self.root,
             "summary": {
+                "target": self.target,
                 "score": score.score,
                 "grade": score.grade,
+                "grade_meaning": score.grade_meaning,
                 "effort_hours": score.effort.to_dict(),
+                "supporting_effort_hours": score.supporting_effort.to_dict(),
+                "performance_effort_hours": score.performance_effort.to_dict(),
                 "training_score": score.training,
                 "inference_score": score.inference,
                 "files_scanned": self.coverage.files_analyzed,
@@ -209,8 +216,8 @@ class ScanResult:
                 "errors": len(self.errors),
                 "by_severity": self.counts_by_severity(),
                 "by_category": self.counts_by_category(),
-                "size_factor": score.size_factor,
                 "cost": score.cost,
+                "contributors": [c.to_dict() for c in score.contributors],
                 "baselined": self.baselined_count(),
                 "outside_diff": self.outside_diff_count(),
                 "gated": len(self.gated_findings()),

@@ -38,10 +38,10 @@ REGENERATE_COMMAND = "python -m tpucheck rules --format markdown -o docs/rules.m
 """How docs/rules.md is made; printed in the page itself and by the test that guards it."""
 
 SEVERITY_MEANING = {
-    "blocker": "no TPU path without a rewrite or a replacement: a custom kernel, a CUDA-only package or build",
-    "major": "breaks on a TPU, or runs much slower there, until the code changes",
-    "minor": "a small, mechanical change",
-    "info": "worth knowing before the move; not scored",
+    "blocker": "the product cannot run on the target until it is replaced: a CUDA kernel on the main path with no fallback, a CUDA-only package imported unconditionally, an op registered only for CUDA",
+    "major": "fails or runs wrong on the target until edited, and the edit is known",
+    "minor": "a mechanical rename",
+    "info": "a performance note; not scored",
 }
 
 SEVERITY_STYLE = {"blocker": "bold red", "major": "yellow", "minor": "cyan", "info": "dim"}
@@ -384,7 +384,7 @@ def markdown_page(rules: Iterable[Rule]) -> str:
         "",
         "## Severities",
         "",
-        "| severity | meaning | score weight |",
+        "| severity | meaning | weight per hour of work |",
         "|---|---|---|",
     ]
     lines += [f"| {severity} | {meaning} | {SEVERITY_WEIGHT[severity]:g} |" for severity, meaning in SEVERITY_MEANING.items()]
