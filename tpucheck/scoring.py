@@ -123,7 +123,10 @@ def shares(findings: Iterable[Finding], rules: dict[str, Rule]) -> list[Share]:
     groups: dict[tuple[str, str], list[Finding]] = {}
     for finding in findings:
         per = rules[finding.rule].effort_per
-        key = (finding.rule, "" if per == "project" else finding.path)
+        # A dependency is swapped once per package: its first use is the work, every
+        # further file a repeat.
+        whole_project = per == "project" or finding.inventory == "package"
+        key = (finding.rule, "" if whole_project else finding.path)
         groups.setdefault(key, []).append(finding)
     out: list[Share] = []
     for (rule_id, _), items in sorted(groups.items()):

@@ -193,6 +193,7 @@ def to_sarif(result: ScanResult, rules: dict[str, Rule]) -> dict[str, object]:
                 "invocations": [invocation],
                 "originalUriBaseIds": {SRCROOT: {"uri": _root_uri(result.root)}},
                 "columnKind": "unicodeCodePoints",
+                "properties": {"target": result.target, "score": result.score.score, "grade": result.score.grade},
                 "results": [_result(f, index[f.rule], rules.get(f.rule), result.baseline is not None) for f in findings],
             }
         ],
