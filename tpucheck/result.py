@@ -70,11 +70,21 @@ class PackageEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class SupportEntry:
+    """TPU or XLA support the code already has (`import torch_xla`, a `"tpu"` branch)."""
+
+    name: str
+    occurrences: int
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Inventory:
     kernels: tuple[KernelEntry, ...]
     packages: tuple[PackageEntry, ...]
     training_findings: int
     inference_findings: int
+    tpu_support: tuple[SupportEntry, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -84,6 +94,7 @@ class Inventory:
                 for p in self.packages
             ],
             "workloads": {"training": self.training_findings, "inference": self.inference_findings},
+            "tpu_support": [{"name": t.name, "occurrences": t.occurrences, "paths": list(t.paths)} for t in self.tpu_support],
         }
 
 
@@ -101,7 +112,14 @@ def build_inventory(findings: list[Finding]) -> Inventory:
         PackageEntry(name, rule, len(items), tuple(sorted({f.path for f in items})), items[0].fix)
         for (name, rule), items in sorted(grouped.items())
     )
+    support: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if finding.inventory == "tpu-support":
+            support.setdefault(finding.detail or finding.name, []).append(finding)
     return Inventory(
+        tpu_support=tuple(
+            SupportEntry(name, len(items), tuple(sorted({f.path for f in items}))) for name, items in sorted(support.items())
+        ),
         kernels=kernels,
         packages=packages,
         training_findings=sum("training" in f.affects for f in findings),

@@ -127,6 +127,9 @@ def _inventory(result: ScanResult) -> list[str]:
         lines.append(f"- {_code(package.name)} ({package.occurrences} {_plural(package.occurrences, 'use')}): {_escape(package.fix, FIX_LIMIT * 2)}")
     if inventory.packages:
         lines.append("")
+    if inventory.tpu_support:
+        shown = ", ".join(f"{_code(t.name)} ({len(t.paths)} {_plural(len(t.paths), 'file')})" for t in inventory.tpu_support)
+        lines += [f"**TPU support already in the code:** {shown}", ""]
     lines += [f"**Work by workload:** training {inventory.training_findings} findings · inference {inventory.inference_findings} findings", ""]
     return lines
 

@@ -94,6 +94,8 @@ def _inventory(result: ScanResult) -> Panel:
         lines.add_row("CUDA-only packages", ", ".join(names))
     else:
         lines.add_row("CUDA-only packages", "none")
+    if inventory.tpu_support:
+        lines.add_row("TPU support already", ", ".join(f"{t.name} ({len(t.paths)} files)" for t in inventory.tpu_support))
     lines.add_row("Work by workload", f"training {inventory.training_findings} findings · inference {inventory.inference_findings} findings")
     return Panel(lines, title="Inventory", title_align="left", expand=False)
 
