@@ -5,6 +5,7 @@ that say effort, and a plan in phases."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 import random
 
 import pytest
@@ -183,3 +184,14 @@ def test_contributors_share_the_cost() -> None:
     result = judged([finding("KERNEL", "blocker"), finding("DEV", "major", 1)])
     assert [c.rule for c in result.contributors] == ["KERNEL", "DEV"]
     assert sum(c.share for c in result.contributors) == pytest.approx(1.0)
+
+
+def test_a_reference_path_halves_its_kernel() -> None:
+    rules = {**RULES, "REF": make_rule("REF", 0.0, 0.0, "project", inventory="reference")}
+    kernel = replace(finding("KERNEL", "blocker"), detail="_row_softmax_fwd_kernel")
+    other = replace(finding("KERNEL", "blocker", 1), detail="bias_gelu_kernel")
+    reference = replace(finding("KERNEL", "info", 2, path="tests/test_k.py", role="test"), rule="REF", detail="softmax_ref", inventory="reference")
+    alone = compute_score([kernel, other], rules)
+    helped = compute_score([kernel, other, reference], rules)
+    assert helped.cost == pytest.approx(alone.cost * 0.75)
+    assert all(item.rule != "REF" for item in helped.plan)

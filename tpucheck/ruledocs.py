@@ -48,7 +48,13 @@ SEVERITY_STYLE = {"blocker": "bold red", "major": "yellow", "minor": "cyan", "in
 CODE_STYLE = "cyan"
 
 _EFFORT_PER = {"occurrence": "per occurrence", "file": "per file", "project": "once per project"}
-_INVENTORY = {"kernel": "inventory of custom kernels", "package": "inventory of CUDA-only packages"}
+_INVENTORY = {
+    "kernel": "inventory of custom kernels",
+    "package": "inventory of CUDA-only packages",
+    "reference": "inventory of PyTorch reference paths (kernels of the same op cost half)",
+    "tpu-support": "inventory of TPU support the code already has",
+}
+TARGET_NAMES = {"torchtpu": "TorchTPU", "xla": "PyTorch/XLA"}
 
 
 def anchor(rule: Rule) -> str:
@@ -317,8 +323,21 @@ def _md_examples(rule: Rule, title: str, examples: Sequence[Example]) -> list[st
     return out
 
 
-def markdown_rule(rule: Rule) -> str:
-    """One rule's section of docs/rules.md, with its explicit anchor; ends with a newline."""
+def target_lines(rule: Rule, judged: dict[str, Rule] | None) -> list[str]:
+    """`On TorchTPU: info, major inside torch.compile` when the targets judge it apart."""
+    if not judged or len({(r.severity, r.where) for r in judged.values()}) < 2:
+        return []
+    lines = []
+    for target, variant in judged.items():
+        where = describe_where(variant)
+        said = _md(where) if where is not None else variant.severity
+        lines += [f"**On {TARGET_NAMES.get(target, target)}:** {said}", ""]
+    return lines
+
+
+def markdown_rule(rule: Rule, judged: dict[str, Rule] | None = None) -> str:
+    """One rule's section of docs/rules.md, with its explicit anchor; ends with a newline.
+    `judged`: the rule as each target judges it, when the caller knows the defaults."""
     lines = [
         f'<a id="{anchor(rule)}"></a>',
         "",
@@ -337,6 +356,7 @@ def markdown_rule(rule: Rule) -> str:
     where = describe_where(rule)
     if where is not None:
         lines += [f"**When it applies:** {_md(where)}", ""]
+    lines += target_lines(rule, judged)
     lines += ["**What it matches:**", ""]
     lines += [f"- {_md(describe_matcher(m))}" for m in rule.matchers]
     lines.append("")
@@ -366,7 +386,7 @@ def _by_category(rules: Iterable[Rule]) -> list[tuple[str, list[Rule]]]:
     return sorted(groups.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
 
 
-def markdown_page(rules: Iterable[Rule]) -> str:
+def markdown_page(rules: Iterable[Rule], judged: dict[str, dict[str, Rule]] | None = None) -> str:
     """docs/rules.md: intro, severities, suppression, contents by category, one section per rule."""
     groups = _by_category(rules)
     count = sum(len(members) for _, members in groups)
@@ -414,7 +434,7 @@ def markdown_page(rules: Iterable[Rule]) -> str:
     for category, members in groups:
         lines += [f"## {category}", ""]
         for rule in members:
-            lines.append(markdown_rule(rule))
+            lines.append(markdown_rule(rule, (judged or {}).get(rule.id)))
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -117,7 +117,7 @@ class Share:
     the rule already counted this file or project."""
 
 
-def shares(findings: Iterable[Finding], rules: dict[str, Rule]) -> list[Share]:
+def shares(findings: Iterable[Finding], rules: dict[str, Rule], references: Sequence[frozenset[str]] = ()) -> list[Share]:
     """Split each rule's effort over its findings. The heaviest finding of a group takes the
     full unit, so adding a finding never lowers any share's product with its weight."""
     groups: dict[tuple[str, str], list[Finding]] = {}
@@ -139,6 +139,8 @@ def shares(findings: Iterable[Finding], rules: dict[str, Rule]) -> list[Share]:
                 units = 1.0 if finding.inventory == "kernel" else REPEAT_FACTOR
             else:
                 units = 0.0
+            if finding.inventory == "kernel" and has_reference(finding.detail, references):
+                units *= REFERENCE_FACTOR
             out.append(Share(finding, units))
     return out
 
@@ -239,8 +241,31 @@ class Score:
         return GRADE_MEANING[self.grade]
 
 
+FACT_INVENTORIES = frozenset({"reference", "tpu-support"})
+"""Findings that record assets (a PyTorch reference path, existing TPU support), not work."""
+REFERENCE_FACTOR = 0.5
+"""A kernel whose op has a PyTorch reference path in the repository costs half."""
+_NAME_NOISE = frozenset(
+    "kernel kernels fwd bwd forward backward cuda cu triton ref reference torch pytorch naive impl fn func jit op ops launch".split()
+)
+
+
+def op_words(name: str) -> frozenset[str]:
+    """`_layer_norm_fwd_1pass_kernel` -> {layer, norm, 1pass}: the words that name the op."""
+    return frozenset(w for w in name.lower().strip("_").split("_") if w and w not in _NAME_NOISE)
+
+
+def has_reference(kernel: str | None, references: Iterable[frozenset[str]]) -> bool:
+    if not kernel:
+        return False
+    words = op_words(kernel)
+    return bool(words) and any(ref and (ref <= words or words <= ref) for ref in references)
+
+
 def compute_score(findings: list[Finding], rules: dict[str, Rule]) -> Score:
-    split = shares(findings, rules)
+    references = [op_words(f.detail) for f in findings if f.inventory == "reference" and f.detail]
+    findings = [f for f in findings if f.inventory not in FACT_INVENTORIES]
+    split = shares(findings, rules, references)
     cost = _cost(split, rules)
     score = score_of(cost)
     by_workload = {

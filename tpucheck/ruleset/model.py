@@ -18,7 +18,7 @@ PyTorch/XLA (lazy graphs, where host syncs and dynamic shapes cost far more)."""
 DEFAULT_TARGET = "torchtpu"
 _SEVERITY_ORDER = ("blocker", "major", "minor", "info")
 
-PYTHON_KINDS = ("call", "reference", "import", "decorator", "method", "attribute", "keyword", "string")
+PYTHON_KINDS = ("call", "reference", "import", "decorator", "method", "attribute", "keyword", "string", "define")
 MATCHER_KINDS = (*PYTHON_KINDS, "native", "dependency", "file")
 
 

@@ -25,6 +25,8 @@ class PythonIndex:
     method: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
     attribute: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
     keyword: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
+    define: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
+    """Function names: a `*_ref` definition is a PyTorch reference path of a kernel."""
     strings: list[RuleMatcher] = field(default_factory=list)
     device: DeviceContext = field(default_factory=DeviceContext)
     needles: tuple[tuple[str, ...], ...] = ()
@@ -63,6 +65,7 @@ def build_python_index(ruleset: Ruleset) -> PythonIndex:
         "method": index.method,
         "attribute": index.attribute,
         "keyword": index.keyword,
+        "define": index.define,
     }
     needles: dict[tuple[str, ...], None] = {}
     for rule in ruleset.rules:

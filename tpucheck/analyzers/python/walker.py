@@ -309,6 +309,9 @@ class Walker:
             self.walk_all(node.keywords)
             self.walk(node.body)
             return
+        if self.index.define:
+            for rule_matcher in self.index.define.lookup(node.name.value):
+                self.hit(rule_matcher, node.name, detail=node.name.value)
         self._walk_params(node.params)
         if node.returns is not None:
             self.walk(node.returns)
