@@ -119,3 +119,11 @@ def test_summarize_counts_strict_and_lenient_from_a_filled_markdown_sheet(tmp_pa
     bad.write_text(text.replace("verdict: false", "verdict: maybe"))
     with pytest.raises(ValueError):
         ps.summarize(bad)
+
+
+def test_doc_table_states_every_repository_with_its_commit_and_bands() -> None:
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "calibration.md").read_text(encoding="utf-8")
+    for r in load_set().repos:
+        assert r.effort is not None
+        row = f"| `{r.commit[:10]}` | {r.kind} | {r.python_lines:,} | {r.grade} | {r.effort[0]:g}-{r.effort[1]:g} |"
+        assert row in doc, f"docs/calibration.md disagrees with calibration_set.json on {r.repo}"
