@@ -126,6 +126,8 @@ def measure(report: dict[str, Any]) -> Measured:
     """The numbers calibration compares, read from a JSON report."""
     s = report["summary"]
     product = _first_range(s, _PRODUCT_PATHS)
+    if product is None and "supporting_effort_hours" in s:
+        product = _range(s.get("effort_hours"))  # schema 1.2: effort_hours is the product's
     total = _range(s.get("effort_hours")) or _range(s.get("effort")) or (math.nan, math.nan)
     target = s.get("target") or report.get("target")
     if isinstance(target, dict):
