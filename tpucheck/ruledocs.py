@@ -48,7 +48,7 @@ SEVERITY_STYLE = {"blocker": "bold red", "major": "yellow", "minor": "cyan", "in
 CODE_STYLE = "cyan"
 
 _EFFORT_PER = {"occurrence": "per occurrence", "file": "per file", "project": "once per project"}
-_INVENTORY = {"kernel": "inventory of custom kernels", "package": "inventory of CUDA-only packages"}
+_INVENTORY = {"kernel": "inventory of custom kernels", "package": "inventory of CUDA-only packages", "tpu-support": "inventory of existing TPU/XLA support"}
 
 
 def anchor(rule: Rule) -> str:
@@ -337,6 +337,8 @@ def markdown_rule(rule: Rule) -> str:
     where = describe_where(rule)
     if where is not None:
         lines += [f"**When it applies:** {_md(where)}", ""]
+    if rule.unless == "guard":
+        lines += ["**Not reported** inside the condition of a CUDA guard or test skip (`if torch.cuda.is_available():` over CUDA code, `pytest.mark.skipif(...)`); kept where it picks a device.", ""]
     lines += ["**What it matches:**", ""]
     lines += [f"- {_md(describe_matcher(m))}" for m in rule.matchers]
     lines.append("")

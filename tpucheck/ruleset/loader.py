@@ -24,6 +24,7 @@ from tpucheck.ruleset.model import (
     DeviceContext,
     Example,
     Matcher,
+    HostData,
     OptionalPaths,
     Rule,
     Ruleset,
@@ -109,6 +110,7 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
     device: DeviceContext | None = None
     places: dict[str, Where] = {}
     optional = OptionalPaths()
+    host = HostData()
     for path in files:
         display = _display(path)
         try:
@@ -124,6 +126,8 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
         places.update(contexts.places or {})
         if contexts.optional is not None:
             optional = contexts.optional
+        if contexts.host is not None:
+            host = contexts.host
     problems.extend(_duplicates(rules))
     problems.extend(_unknown_superseded(rules))
     rules, place_problems = resolve_places(rules, places)
@@ -133,6 +137,7 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
         device=device or DeviceContext(),
         sources=tuple(_display(p) for p in files),
         optional=optional,
+        host=host,
     )
     return ruleset, problems
 
@@ -152,6 +157,7 @@ class FileContexts:
     device: DeviceContext | None = None
     places: dict[str, Where] | None = None
     optional: OptionalPaths | None = None
+    host: HostData | None = None
 
 
 def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, list[RuleProblem]]:
@@ -181,7 +187,11 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
         tests = _Problems(doc, display)
         optional = OptionalPaths(frozenset(contexts["optional"]["exceptions"]), tests.regex(contexts["optional"]["tests"], ("contexts", "optional", "tests")))
         problems.extend(tests.items)
-    return rules, FileContexts(device, places or None, optional), problems
+    host = None
+    if "host" in contexts:
+        raw_host = contexts["host"]
+        host = HostData(*(frozenset(raw_host.get(key, ())) for key in ("methods", "results", "modules", "annotations")))
+    return rules, FileContexts(device, places or None, optional, host), problems
 
 
 def _field(path: Iterable[str | int]) -> str:
@@ -412,6 +422,7 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         inventory=_inventory(raw),
         supersedes=tuple(raw.get("supersedes", ())),
         where=_where(raw.get("where")),
+        unless=raw.get("unless"),
     )
     return (None if problems.items else rule), problems.items
 

@@ -100,10 +100,14 @@ class Rule:
     source: str
     """The rule file and line, for messages."""
     inventory: str | None = None
-    """"kernel" or "package": the report's inventory lists this rule's findings."""
+    """"kernel", "package" or "tpu-support" (TPU/XLA support the code already has): the
+    report's inventory lists this rule's findings."""
     supersedes: tuple[str, ...] = ()
     """Rule ids whose findings within this rule's findings are dropped."""
     where: Where | None = None
+    unless: str | None = None
+    """"guard": not reported inside the condition of a CUDA guard or test skip (the
+    availability check that keeps a fallback is not itself work to do)."""
 
     @property
     def anchor(self) -> str:
@@ -145,15 +149,31 @@ class OptionalPaths:
 
 
 @dataclass(frozen=True, slots=True)
+class HostData:
+    """Values known to live on the host, so that method-name rules (`.item()`, `.all()`)
+    on them are no device syncs: a light flow within one function."""
+
+    methods: frozenset[str] = frozenset()
+    """Method-name matchers that are dropped when their receiver is host data."""
+    results: frozenset[str] = frozenset()
+    """Methods whose result is host data (`.cpu()`, `.numpy()`, `.tolist()`, `.item()`)."""
+    modules: frozenset[str] = frozenset()
+    """Top-level modules whose calls return host data (`numpy`)."""
+    annotations: frozenset[str] = frozenset()
+    """Qualified parameter annotations that mean host data (`numpy.ndarray`)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Ruleset:
     rules: tuple[Rule, ...]
     device: DeviceContext
     sources: tuple[str, ...] = ()
     """The rule files it was loaded from, for the report."""
     optional: OptionalPaths = field(default_factory=OptionalPaths)
+    host: HostData = field(default_factory=HostData)
 
     def by_id(self) -> dict[str, Rule]:
         return {rule.id: rule for rule in self.rules}
 
     def with_rules(self, rules: tuple[Rule, ...]) -> Ruleset:
-        return Ruleset(rules=rules, device=self.device, sources=self.sources, optional=self.optional)
+        return Ruleset(rules=rules, device=self.device, sources=self.sources, optional=self.optional, host=self.host)
