@@ -287,3 +287,16 @@ def test_device_values_are_not_host_data(tmp_path: Path, hs: str) -> None:
         return y.item()
     """
     assert found(tmp_path, code, rules=(hs,)) == [(hs, 4, 14, "major", False, "library")]
+
+
+def test_a_skip_on_a_feature_that_is_not_cuda_is_no_fallback(tmp_path: Path) -> None:
+    code = """\
+    import pytest
+    import torch
+    _HAS_WEIGHTS_ONLY = True
+
+    @pytest.mark.skipif(not _HAS_WEIGHTS_ONLY, reason="old torch")
+    def test_a():
+        torch.cuda.synchronize()
+    """
+    assert found(tmp_path, code, "tests/test_w.py", rules=("CA001",)) == [("CA001", 7, 5, "major", False, "test")]

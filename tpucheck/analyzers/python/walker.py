@@ -911,7 +911,15 @@ def _is_cuda_skip_decorator(walker: Walker, expression: cst.BaseExpression) -> b
     parts = dotted(expression.func)
     if parts is None or parts[-1] not in _SKIP_DECORATORS:
         return False
-    return _cuda_polarity(walker, expression.args[0].value) != 0
+    condition = expression.args[0].value
+    if _cuda_polarity(walker, condition) == 0:
+        return False
+    # A skip on any missing feature (`skipif(not _HAS_WEIGHTS_ONLY)`) is not a CUDA path.
+    return _CUDA_CONDITION.search(_CODE.code_for_node(condition)) is not None
+
+
+_CODE = cst.Module(body=[])
+_CUDA_CONDITION = re.compile(r"(?i)cuda|gpu|nvidia|triton|apex|flash|xformers|bitsandbytes|nccl|cudnn|cutlass|deepspeed")
 
 
 def _module_skip_mark(walker: Walker, statement: cst.CSTNode) -> bool:
