@@ -400,6 +400,12 @@ def _per_file_ignores(ruleset: Ruleset, entries: tuple[tuple[str, tuple[str, ...
     return ignored_for
 
 
+def _role(found: str | None, file_role: str) -> str:
+    """Supporting code found inside a product file (a `__main__` block, a benchmark or
+    test function) takes its own role; a file already supporting keeps its path's role."""
+    return found if found is not None and file_role in ("library", "script") else file_role
+
+
 def _findings(result: FileResult, rules: dict, ignored_for: IgnoredFor | None = None) -> list[Finding]:
     role = role_of(result.path)
     file_ignore = ignored_for(result.path) if ignored_for else None
@@ -423,7 +429,7 @@ def _findings(result: FileResult, rules: dict, ignored_for: IgnoredFor | None = 
                 rule=rule.id,
                 name=rule.name,
                 category=rule.category,
-                severity=placed_severity(match.severity or rule.severity, role, match.guarded),
+                severity=placed_severity(match.severity or rule.severity, _role(match.role, role), match.guarded),
                 confidence=rule.confidence,
                 path=result.path,
                 span=match.span,
@@ -432,7 +438,7 @@ def _findings(result: FileResult, rules: dict, ignored_for: IgnoredFor | None = 
                 fix=rule.fix,
                 affects=rule.affects,
                 snippet=match.snippet,
-                role=role,
+                role=_role(match.role, role),
                 guarded=match.guarded,
                 fingerprint=fingerprint,
                 detail=match.detail,

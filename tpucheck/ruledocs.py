@@ -365,6 +365,8 @@ def markdown_rule(rule: Rule, judged: dict[str, Rule] | None = None) -> str:
     if where is not None:
         lines += [f"**When it applies:** {_md(where)}", ""]
     lines += target_lines(rule, judged)
+    if rule.unless == "guard":
+        lines += ["**Not reported** inside the condition of a CUDA guard or test skip (`if torch.cuda.is_available():` over CUDA code, `pytest.mark.skipif(...)`); kept where it picks a device.", ""]
     lines += ["**What it matches:**", ""]
     lines += [f"- {_md(describe_matcher(m))}" for m in rule.matchers]
     lines.append("")

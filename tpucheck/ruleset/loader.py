@@ -24,6 +24,7 @@ from tpucheck.ruleset.model import (
     DeviceContext,
     Example,
     Matcher,
+    HostData,
     OptionalPaths,
     Rule,
     Ruleset,
@@ -111,6 +112,7 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
     places: dict[str, Where] = {}
     optional = OptionalPaths()
     target_defaults: dict[tuple[str, str], TargetOverride] = {}
+    host = HostData()
     for path in files:
         display = _display(path)
         try:
@@ -127,6 +129,8 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
         if contexts.optional is not None:
             optional = contexts.optional
         target_defaults.update(contexts.targets or {})
+        if contexts.host is not None:
+            host = contexts.host
     problems.extend(_duplicates(rules))
     problems.extend(_unknown_superseded(rules))
     rules, place_problems = resolve_places(rules, places)
@@ -139,6 +143,7 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
         sources=tuple(_display(p) for p in files),
         optional=optional,
         target_defaults=defaults,
+        host=host,
     )
     return ruleset, problems
 
@@ -160,6 +165,7 @@ class FileContexts:
     optional: OptionalPaths | None = None
     targets: dict[tuple[str, str], TargetOverride] | None = None
     """(target, category) -> override, from `contexts.targets`."""
+    host: HostData | None = None
 
 
 def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, list[RuleProblem]]:
@@ -194,7 +200,11 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
         for target, section in contexts.get("targets", {}).items()
         for category, raw in section.get("categories", {}).items()
     }
-    return rules, FileContexts(device, places or None, optional, targets or None), problems
+    host = None
+    if "host" in contexts:
+        raw_host = contexts["host"]
+        host = HostData(*(frozenset(raw_host.get(key, ())) for key in ("methods", "results", "modules", "annotations")))
+    return rules, FileContexts(device, places or None, optional, targets or None, host), problems
 
 
 def _field(path: Iterable[str | int]) -> str:
@@ -426,6 +436,7 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         supersedes=tuple(raw.get("supersedes", ())),
         where=_where(raw.get("where")),
         targets=tuple((target, _target_override(override)) for target, override in sorted(raw.get("targets", {}).items())),
+        unless=raw.get("unless"),
     )
     return (None if problems.items else rule), problems.items
 

@@ -131,7 +131,8 @@ class Rule:
     source: str
     """The rule file and line, for messages."""
     inventory: str | None = None
-    """"kernel" or "package": the report's inventory lists this rule's findings."""
+    """"kernel", "package" or "tpu-support" (TPU/XLA support the code already has): the
+    report's inventory lists this rule's findings."""
     supersedes: tuple[str, ...] = ()
     """Rule ids whose findings within this rule's findings are dropped."""
     where: Where | None = None
@@ -139,6 +140,9 @@ class Rule:
     """Per-target judgement from the rule's own `targets:`; it beats category defaults."""
     target: str = DEFAULT_TARGET
     """The target this rule is judged for (set by `Ruleset.for_target`)."""
+    unless: str | None = None
+    """"guard": not reported inside the condition of a CUDA guard or test skip (the
+    availability check that keeps a fallback is not itself work to do)."""
 
     @property
     def anchor(self) -> str:
@@ -184,6 +188,21 @@ class OptionalPaths:
 
 
 @dataclass(frozen=True, slots=True)
+class HostData:
+    """Values known to live on the host, so that method-name rules (`.item()`, `.all()`)
+    on them are no device syncs: a light flow within one function."""
+
+    methods: frozenset[str] = frozenset()
+    """Method-name matchers that are dropped when their receiver is host data."""
+    results: frozenset[str] = frozenset()
+    """Methods whose result is host data (`.cpu()`, `.numpy()`, `.tolist()`, `.item()`)."""
+    modules: frozenset[str] = frozenset()
+    """Top-level modules whose calls return host data (`numpy`)."""
+    annotations: frozenset[str] = frozenset()
+    """Qualified parameter annotations that mean host data (`numpy.ndarray`)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Ruleset:
     rules: tuple[Rule, ...]
     device: DeviceContext
@@ -194,6 +213,7 @@ class Ruleset:
     """(target, category, override) from `contexts.targets`: how a category is judged on a
     target unless a rule says otherwise."""
     target: str = DEFAULT_TARGET
+    host: HostData = field(default_factory=HostData)
 
     def by_id(self) -> dict[str, Rule]:
         return {rule.id: rule for rule in self.rules}
