@@ -132,6 +132,9 @@ class Rule:
     """The rule file and line, for messages."""
     inventory: str | None = None
     """"kernel" or "package": the report's inventory lists this rule's findings."""
+    kernel_kind: str | None = None
+    """For `inventory: kernel`: what sort of kernel work a finding is (launched, device-helper,
+    triton, extension ...), so effort can price kernels by kind."""
     supersedes: tuple[str, ...] = ()
     """Rule ids whose findings within this rule's findings are dropped."""
     where: Where | None = None
