@@ -4,6 +4,10 @@ A package in an optional extra (or optional group) is installed only on request,
 a choice the project offers, not a requirement of the product: it is reported once per
 package and extra however many lines pin it (one CUDA-version extra per line is common),
 marked as fallback kept, and never as a blocker.
+
+Requirements files are not treated as optional, whatever their name: a
+`requirements-cuda.txt` is what a project's install instructions and CI actually run, and
+a name says less than a manifest's own structure does about what is optional.
 """
 
 from __future__ import annotations
