@@ -103,9 +103,11 @@ def test_per_project_and_per_file_rules_paid_once() -> None:
     assert build.effort.high == pytest.approx(4.0)
 
 
-def test_kernels_are_each_real_work() -> None:
-    three = judged([finding("KERNEL", "blocker", n) for n in range(3)])
-    assert three.effort.high == pytest.approx(72.0)
+def test_kernels_are_real_work_per_file() -> None:
+    three_files = judged([finding("KERNEL", "blocker", n, path=f"csrc/k{n}.cu") for n in range(3)])
+    assert three_files.effort.high == pytest.approx(72.0)
+    one_file = judged([finding("KERNEL", "blocker", n, path="csrc/k.cu") for n in range(3)])
+    assert one_file.effort.high == pytest.approx(24.0 * 1.5)
 
 
 def test_fallback_kept_is_a_small_fraction_and_never_a_blocker() -> None:
@@ -189,7 +191,7 @@ def test_contributors_share_the_cost() -> None:
 def test_a_reference_path_halves_its_kernel() -> None:
     rules = {**RULES, "REF": make_rule("REF", 0.0, 0.0, "project", inventory="reference")}
     kernel = replace(finding("KERNEL", "blocker"), detail="_row_softmax_fwd_kernel")
-    other = replace(finding("KERNEL", "blocker", 1), detail="bias_gelu_kernel")
+    other = replace(finding("KERNEL", "blocker", 1, path="lib/b.py"), detail="bias_gelu_kernel")
     reference = replace(finding("KERNEL", "info", 2, path="tests/test_k.py", role="test"), rule="REF", detail="softmax_ref", inventory="reference")
     alone = compute_score([kernel, other], rules)
     helped = compute_score([kernel, other, reference], rules)

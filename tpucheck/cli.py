@@ -32,7 +32,7 @@ from tpucheck.result import ScanResult
 from tpucheck.ruleset import RuleFileError, SelectionError, load_ruleset, select_rules
 from tpucheck.ruleset.examples import check_rule, rule_examples
 from tpucheck.ruleset.loader import load_ruleset_lenient, rule_files
-from tpucheck.ruleset.model import TARGETS, Rule, Ruleset
+from tpucheck.ruleset.model import Rule, Ruleset
 from tpucheck.ruleset.select import unknown_selectors
 from tpucheck.settings import SettingsError, cache_options, resolve_settings
 
@@ -366,7 +366,7 @@ def rules_command(
     if output_format == "json":
         _write_text(json.dumps([ruledocs.rule_to_dict(r) for r in chosen], indent=2, ensure_ascii=False) + "\n", output)
     elif output_format == "markdown":
-        _write_text(ruledocs.markdown_page(chosen, _judged(ruleset)), output)
+        _write_text(ruledocs.markdown_page(chosen, ruledocs.judged_by_target(ruleset)), output)
     else:
         _write_rich(ruledocs.terminal_table(chosen), output)
 
@@ -418,7 +418,7 @@ def explain_command(
     if output_format == "json":
         _write_text(json.dumps(ruledocs.rule_to_dict(rule), indent=2, ensure_ascii=False) + "\n", None)
     elif output_format == "markdown":
-        _write_text(ruledocs.markdown_rule(rule, _judged(ruleset).get(rule.id)), None)
+        _write_text(ruledocs.markdown_rule(rule, ruledocs.judged_by_target(ruleset).get(rule.id)), None)
     else:
         _write_rich(ruledocs.terminal_rule(rule), None)
 
@@ -426,12 +426,6 @@ def explain_command(
 def _check_format(output_format: str) -> None:
     if output_format not in RULE_FORMATS:
         raise UsageProblem(f"unknown format {output_format!r}: choose one of {', '.join(RULE_FORMATS)}")
-
-
-def _judged(ruleset: Ruleset) -> dict[str, dict[str, Rule]]:
-    """Each rule as every target judges it (its own `targets:` and the category defaults)."""
-    variants = {target: ruleset.for_target(target).by_id() for target in TARGETS}
-    return {rule.id: {target: variants[target][rule.id] for target in TARGETS} for rule in ruleset.rules}
 
 
 def _find_rule(ruleset: Ruleset, ref: str) -> Rule:

@@ -723,8 +723,8 @@ fail-on = "blocker"
 # Your own YAML rule files or directories, relative to this file (globs and ** allowed).
 # extend-rules = ["tpucheck-rules/*.yaml"]
 
-# What to judge against: "torchtpu" (PyTorch's native tpu device, the default) or
-# "xla" (PyTorch/XLA, where host syncs and dynamic shapes weigh much more).
+# What to judge against: "torchtpu" (PyTorch's native tpu device, the default).
+# Or "xla" (PyTorch/XLA), where host syncs and dynamic shapes weigh much more.
 # target = "xla"
 
 # Report format when --format is not given: @FORMATS@.

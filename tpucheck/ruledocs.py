@@ -29,7 +29,9 @@ from tpucheck.ruleset.model import (
     ArgConstraint,
     Example,
     Matcher,
+    TARGETS,
     Rule,
+    Ruleset,
     Where,
 )
 from tpucheck.scoring import CONFIDENCE_FACTOR, SEVERITY_WEIGHT
@@ -321,6 +323,12 @@ def _md_examples(rule: Rule, title: str, examples: Sequence[Example]) -> list[st
             out += [f"In {_md_code(path)}:", ""]
         out += [_md_block(example.code, example_language(path)), ""]
     return out
+
+
+def judged_by_target(ruleset: Ruleset) -> dict[str, dict[str, Rule]]:
+    """Each rule as every target judges it (its own `targets:` and the category defaults)."""
+    variants = {target: ruleset.for_target(target).by_id() for target in TARGETS}
+    return {rule.id: {target: variants[target][rule.id] for target in TARGETS} for rule in ruleset.rules}
 
 
 def target_lines(rule: Rule, judged: dict[str, Rule] | None) -> list[str]:

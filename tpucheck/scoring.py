@@ -33,6 +33,9 @@ SUPPORTING_FACTOR = 0.25
 SUPPORTING_ROLES = frozenset({"test", "example", "benchmark", "docs"})
 REPEAT_FACTOR = 0.1
 """Each further occurrence of a rule in a file: one search-and-replace session, not N."""
+KERNEL_REPEAT_FACTOR = 0.25
+"""Each further kernel in a file: usually a variant of the same op (forward, backward, a
+block size), ported with the first."""
 HOURS_UNIT = 8.0
 POINTS_PER_DOUBLING = 10.0
 MAX_RANGE_RATIO = 3.0
@@ -136,7 +139,7 @@ def shares(findings: Iterable[Finding], rules: dict[str, Rule], references: Sequ
             if index == 0:
                 units = 1.0
             elif per == "occurrence":
-                units = 1.0 if finding.inventory == "kernel" else REPEAT_FACTOR
+                units = KERNEL_REPEAT_FACTOR if finding.inventory == "kernel" else REPEAT_FACTOR
             else:
                 units = 0.0
             if finding.inventory == "kernel" and has_reference(finding.detail, references):
