@@ -36,7 +36,7 @@ from tpucheck.findings import (
     fingerprints,
     suppression_key,
 )
-from tpucheck.result import Coverage, ScanResult, build_inventory
+from tpucheck.result import Coverage, ScanResult, build_inventory, is_cuda_source
 from tpucheck.roles import role_of
 from tpucheck.ruleset.model import Ruleset
 from tpucheck.ruleset.select import rule_selected
@@ -342,7 +342,8 @@ def assemble(
         files_skipped=len(skipped),
         lines_scanned=sum(r.lines for r in results if r.error is None),
     )
-    return build_result(root, ruleset, active, suppressed, errors, skipped, coverage, shard=shard)
+    cuda_files = [(r.path, r.lines) for r in results if r.error is None and is_cuda_source(r.path)]
+    return build_result(root, ruleset, active, suppressed, errors, skipped, coverage, shard=shard, cuda_files=cuda_files)
 
 
 def build_result(
@@ -355,6 +356,7 @@ def build_result(
     coverage: Coverage,
     *,
     shard: tuple[int, int] | None = None,
+    cuda_files: Sequence[tuple[str, int]] = (),
 ) -> ScanResult:
     """Sort, score and take inventory: the one place a ScanResult is made, by a scan and by
     `tpucheck merge` alike, so that merged shards score exactly as one scan does."""
@@ -370,7 +372,7 @@ def build_result(
         skipped=sorted(skipped, key=lambda s: s.path),
         coverage=coverage,
         score=score,
-        inventory=build_inventory(active),
+        inventory=build_inventory(active, {r.id: r.kernel_kind for r in ruleset.rules if r.kernel_kind}, cuda_files),
         rules=sorted(r.id for r in ruleset.rules),
         rule_data=ruleset.rules,
         shard=shard,

@@ -101,6 +101,7 @@ def merge_reports(paths: list[Path], ruleset: Ruleset) -> ScanResult:
     skipped: list[Skipped] = []
     configuration_errors: list[ScanError] = []
     counts = dict.fromkeys(_COUNTS, 0)
+    cuda_files: list[tuple[str, int]] = []
     for path, doc in documents:
         try:
             active += [_finding(entry, inventory, False) for entry in doc["findings"]]
@@ -110,13 +111,20 @@ def merge_reports(paths: list[Path], ruleset: Ruleset) -> ScanResult:
             configuration_errors += [ScanError(e["path"], e["kind"], e["message"]) for e in doc.get("configuration_errors", [])]
             for key in _COUNTS:
                 counts[key] += int(doc["coverage"][key])
+            cuda_files += [(_text(entry["path"]), int(entry["lines"])) for entry in doc["inventory"].get("cuda_sources", [])]
         except (KeyError, TypeError, ValueError) as exc:
             raise MergeError(f"{path}: malformed report ({type(exc).__name__}: {exc})") from None
-    result = build_result(str(root), rules, active, suppressed, errors, skipped, Coverage(**counts))
+    result = build_result(str(root), rules, active, suppressed, errors, skipped, Coverage(**counts), cuda_files=cuda_files)
     result.baseline = gate.get("baseline") if isinstance(gate, dict) else None
     result.diff_base = gate.get("diff_base") if isinstance(gate, dict) else None
     result.configuration_errors = sorted(set(configuration_errors), key=lambda e: (e.path, e.kind, e.message))
     return result
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("a cuda_sources path must be a string")
+    return value
 
 
 def _finding(entry: dict[str, Any], inventory: dict[str, str | None], suppressed: bool) -> Finding:

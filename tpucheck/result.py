@@ -6,6 +6,7 @@ here, so the terminal, JSON and later HTML/SARIF views can never disagree.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from tpucheck import __version__
@@ -58,6 +59,29 @@ class KernelEntry:
     line: int
     name: str | None
     rule: str
+    kind: str = "other"
+    """The rule's `kernel_kind`: launched, device-helper, triton, extension ... ("other" when
+    the rule gives none), so effort can price kernels by kind."""
+
+
+CUDA_SOURCE_SUFFIXES: tuple[str, ...] = (".cu", ".cuh")
+
+
+def is_cuda_source(path: str) -> bool:
+    return path.lower().endswith(CUDA_SOURCE_SUFFIXES)
+
+
+@dataclass(frozen=True, slots=True)
+class CudaSource:
+    """One `.cu`/`.cuh` file: counted whatever it holds, because a file that only
+    instantiates templates is still CUDA code to drop or port, and its size is the work."""
+
+    path: str
+    lines: int
+    kernels: int
+    """Launched (`__global__`) kernels defined in it."""
+    device_helpers: int
+    """Device helper functions defined in it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,24 +109,42 @@ class Inventory:
     training_findings: int
     inference_findings: int
     tpu_support: tuple[SupportEntry, ...] = ()
+    cuda_sources: tuple[CudaSource, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "kernels": [{"path": k.path, "line": k.line, "name": k.name, "rule": k.rule} for k in self.kernels],
+            "kernels": [{"path": k.path, "line": k.line, "name": k.name, "rule": k.rule, "kind": k.kind} for k in self.kernels],
             "packages": [
                 {"name": p.name, "rule": p.rule, "occurrences": p.occurrences, "paths": list(p.paths), "fix": p.fix}
                 for p in self.packages
             ],
             "workloads": {"training": self.training_findings, "inference": self.inference_findings},
             "tpu_support": [{"name": t.name, "occurrences": t.occurrences, "paths": list(t.paths)} for t in self.tpu_support],
+            "cuda_sources": [
+                {"path": c.path, "lines": c.lines, "kernels": c.kernels, "device_helpers": c.device_helpers} for c in self.cuda_sources
+            ],
         }
 
 
-def build_inventory(findings: list[Finding]) -> Inventory:
+def build_inventory(
+    findings: list[Finding],
+    kernel_kinds: Mapping[str, str] | None = None,
+    cuda_files: Iterable[tuple[str, int]] = (),
+) -> Inventory:
+    """`kernel_kinds`: rule id -> its kernel_kind; `cuda_files`: (path, lines) of every
+    CUDA source analyzed, which the inventory lists whether or not any rule matched in it."""
+    kinds = kernel_kinds or {}
     kernels = tuple(
-        KernelEntry(f.path, f.span.line, f.detail, f.rule)
+        KernelEntry(f.path, f.span.line, f.detail, f.rule, kinds.get(f.rule, "other"))
         for f in findings
         if f.inventory == "kernel"
+    )
+    per_file: dict[tuple[str, str], int] = {}
+    for kernel in kernels:
+        per_file[kernel.path, kernel.kind] = per_file.get((kernel.path, kernel.kind), 0) + 1
+    cuda_sources = tuple(
+        CudaSource(path, lines, per_file.get((path, "launched"), 0), per_file.get((path, "device-helper"), 0))
+        for path, lines in sorted(set(cuda_files))
     )
     grouped: dict[tuple[str, str], list[Finding]] = {}
     for finding in findings:
@@ -121,6 +163,7 @@ def build_inventory(findings: list[Finding]) -> Inventory:
             SupportEntry(name, len(items), tuple(sorted({f.path for f in items}))) for name, items in sorted(support.items())
         ),
         kernels=kernels,
+        cuda_sources=cuda_sources,
         packages=packages,
         training_findings=sum("training" in f.affects for f in findings),
         inference_findings=sum("inference" in f.affects for f in findings),

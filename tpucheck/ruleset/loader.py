@@ -411,6 +411,8 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
                 needles.extend(derived)
     examples = raw["examples"]
     effort = raw["effort"]
+    if "kernel_kind" in raw and _inventory(raw) != "kernel":
+        problems.add((*path, "kernel_kind"), "kernel_kind is only for rules with `inventory: kernel`")
     if effort["low"] > effort["high"]:
         problems.add((*path, "effort", "low"), "effort.low is greater than effort.high")
     rule = Rule(
@@ -433,6 +435,7 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         pass_examples=tuple(_example(e) for e in examples["pass"]),
         source=f"{display}:{doc.line_of(path) or 0}",
         inventory=_inventory(raw),
+        kernel_kind=raw.get("kernel_kind"),
         supersedes=tuple(raw.get("supersedes", ())),
         where=_where(raw.get("where")),
         targets=tuple((target, _target_override(override)) for target, override in sorted(raw.get("targets", {}).items())),

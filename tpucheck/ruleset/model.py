@@ -133,6 +133,9 @@ class Rule:
     inventory: str | None = None
     """"kernel", "package" or "tpu-support" (TPU/XLA support the code already has): the
     report's inventory lists this rule's findings."""
+    kernel_kind: str | None = None
+    """For `inventory: kernel`: what sort of kernel work a finding is (launched, device-helper,
+    triton, extension ...), so effort can price kernels by kind."""
     supersedes: tuple[str, ...] = ()
     """Rule ids whose findings within this rule's findings are dropped."""
     where: Where | None = None
