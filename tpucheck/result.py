@@ -111,6 +111,11 @@ class Inventory:
     tpu_support: tuple[SupportEntry, ...] = ()
     cuda_sources: tuple[CudaSource, ...] = ()
 
+    @property
+    def ported_kernels(self) -> tuple[KernelEntry, ...]:
+        """Kernels to port, without the device helper functions that are part of them."""
+        return tuple(k for k in self.kernels if k.kind != "device-helper")
+
     def to_dict(self) -> dict[str, object]:
         return {
             "kernels": [{"path": k.path, "line": k.line, "name": k.name, "rule": k.rule, "kind": k.kind} for k in self.kernels],

@@ -139,13 +139,18 @@ def shares(findings: Iterable[Finding], rules: dict[str, Rule], references: Sequ
             if index == 0:
                 units = 1.0
             elif per == "occurrence":
-                units = KERNEL_REPEAT_FACTOR if finding.inventory == "kernel" else REPEAT_FACTOR
+                units = KERNEL_REPEAT_FACTOR if is_kernel(finding, rules) else REPEAT_FACTOR
             else:
                 units = 0.0
-            if finding.inventory == "kernel" and has_reference(finding.detail, references):
+            if is_kernel(finding, rules) and has_reference(finding.detail, references):
                 units *= REFERENCE_FACTOR
             out.append(Share(finding, units))
     return out
+
+
+def is_kernel(finding: Finding, rules: dict[str, Rule]) -> bool:
+    """A kernel to port; a device helper function is part of its kernel's work."""
+    return finding.inventory == "kernel" and rules[finding.rule].kernel_kind != "device-helper"
 
 
 def _hours(share: Share, rules: dict[str, Rule]) -> tuple[float, float]:

@@ -113,7 +113,7 @@ def _headline(result: ScanResult) -> list[str]:
 def _inventory(result: ScanResult) -> list[str]:
     inventory = result.inventory
     lines = ["### Inventory", ""]
-    kernels = inventory.kernels
+    kernels = inventory.ported_kernels
     lines += [f"**Custom kernels:** {len(kernels) or 'none'}", ""]
     for kernel in kernels[:MAX_KERNELS]:
         name = _code(kernel.name) if kernel.name else "(unnamed)"

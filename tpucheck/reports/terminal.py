@@ -82,7 +82,7 @@ def _inventory(result: ScanResult) -> Panel:
     lines = Table.grid(padding=(0, 2))
     lines.add_column(style="bold")
     lines.add_column()
-    kernels = inventory.kernels
+    kernels = inventory.ported_kernels
     if kernels:
         named = [k.name or f"{k.path}:{k.line}" for k in kernels]
         shown = ", ".join(named[:8]) + (f", … (+{len(named) - 8})" if len(named) > 8 else "")
