@@ -654,13 +654,16 @@ def literal_value(walker: Walker, node: cst.BaseExpression) -> str | None:
 
 
 def _values(walker: Walker, node: cst.BaseExpression) -> list[str]:
-    """The values a constraint tests: one literal, or each element of a literal container
-    (a constraint on `sources=[...]` holds when any source matches)."""
+    """The values a constraint tests: one literal, each element of a literal container
+    (a constraint on `sources=[...]` holds when any source matches), or each arm of a
+    conditional expression."""
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
         found: list[str] = []
         for item in node.elements:
             found.extend(_values(walker, item.value))
         return found
+    if isinstance(node, cst.IfExp):  # `backend="nccl" if cuda else "gloo"`: either may run
+        return [*_values(walker, node.body), *_values(walker, node.orelse)]
     if isinstance(node, cst.Dict):
         found = []
         for entry in node.elements:
