@@ -10,6 +10,7 @@ answer is written out, so a broken oracle cannot make the comparison pass.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import sys
 from pathlib import Path
@@ -18,7 +19,9 @@ from types import ModuleType
 
 import pytest
 
+from tpucheck.analyzers.python import build_python_index
 from tpucheck.result import Inventory
+from tpucheck.ruleset import load_ruleset
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_REPOS = [ROOT / "tests" / "fixtures" / "oracle-repo", ROOT / "examples" / "gpu-trainer"]
@@ -40,20 +43,46 @@ SCRIPT = _load("oracle_recall", ROOT / "scripts" / "oracle_recall.py")
 ORACLE = SCRIPT.load_oracle()
 
 
-@pytest.fixture(scope="module", params=FIXTURE_REPOS, ids=lambda p: p.name)
-def measured(request: pytest.FixtureRequest):
-    return SCRIPT.recall(str(request.param))
+@functools.cache
+def _measured(root: Path):
+    return SCRIPT.recall(str(root))
 
 
-@pytest.mark.parametrize("name", [n for n in ORACLE.LISTS if n != ORACLE.SOURCES])
-def test_python_lists_recall(measured, name: str) -> None:
+def _covers_cuda_surface() -> bool:
+    """Whether the rules flag torch.cuda names used as values, not only called (the
+    generated torch.cuda surface, issue 12 point 1, made on another branch)."""
+    index = build_python_index(load_ruleset())
+    return all(index.reference.lookup(name) for name in ("torch.cuda.stream", "torch.cuda.amp", "torch.cuda.synchronize"))
+
+
+SURFACE_PENDING = pytest.mark.xfail(
+    not _covers_cuda_surface(),
+    strict=True,
+    reason="torch.cuda names passed as values (`partial(torch.cuda.stream, s)`, `amp = torch.cuda.amp if ...`) "
+    "need reference rules for the whole torch.cuda surface (issue 12 point 1); strict, so this marker fails once they exist",
+)
+
+
+@pytest.mark.parametrize(
+    ("root", "name"),
+    [
+        pytest.param(root, name, marks=SURFACE_PENDING if (root.name, name) == ("oracle-repo", ORACLE.REFERENCES) else (), id=f"{root.name}-{name}")
+        for root in FIXTURE_REPOS
+        for name in ORACLE.LISTS
+        if name != ORACLE.SOURCES
+    ],
+)
+def test_python_lists_recall(root: Path, name: str) -> None:
+    measured = _measured(root)
     tally = measured.lists[name]
     assert tally.total > 0, f"the fixture holds no {name}: the comparison would prove nothing"
     assert tally.recall >= THRESHOLD, SCRIPT.format_recall(measured, misses=50)
 
 
 @pytest.mark.skipif(not hasattr(Inventory, "cuda_sources"), reason="needs the inventory's cuda_sources (issue 12 point 4, branch h-files)")
-def test_cuda_source_files_recall(measured) -> None:
+@pytest.mark.parametrize("root", FIXTURE_REPOS, ids=lambda p: p.name)
+def test_cuda_source_files_recall(root: Path) -> None:
+    measured = _measured(root)
     tally = measured.lists[ORACLE.SOURCES]
     assert tally.total > 0
     assert tally.recall >= THRESHOLD, SCRIPT.format_recall(measured, misses=50)
@@ -72,7 +101,7 @@ def _listed(tmp_path: Path, files: dict[str, str]) -> dict[str, list[tuple[str, 
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(dedent(text).lstrip("\n"), encoding="utf-8")
     result = ORACLE.oracle(str(tmp_path))
-    return {name: [(i.path, i.line, i.column) for i in items] for name, items in result.items.items()}
+    return {name: sorted((i.path, i.line, i.column) for i in items) for name, items in result.items.items()}
 
 
 def test_oracle_lists_what_it_promises(tmp_path: Path) -> None:
@@ -111,8 +140,8 @@ def test_oracle_lists_what_it_promises(tmp_path: Path) -> None:
         ("a.py", 6, 5),
         ("a.py", 8, 1),  # `T.cuda()` is no `.cuda()` call, but a chain T.cuda all the same
     ]
-    assert listed[ORACLE.CUDA_CALLS] == [("a.py", 7, 7), ("a.py", 7, 22)]
-    assert listed[ORACLE.DEVICE_STRINGS] == [("a.py", 9, 6), ("a.py", 10, 10), ("a.py", 11, 24)]
+    assert listed[ORACLE.CUDA_CALLS] == [("a.py", 7, 7), ("a.py", 7, 21)]
+    assert listed[ORACLE.DEVICE_STRINGS] == [("a.py", 9, 6), ("a.py", 10, 10), ("a.py", 11, 23)]
     assert listed[ORACLE.NCCL] == [("a.py", 12, 1), ("a.py", 13, 1)]
     assert listed[ORACLE.SOURCES] == [("k/h.cuh", 1, 1), ("k/kernel.cu", 1, 1)]
 
