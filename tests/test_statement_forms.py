@@ -214,3 +214,23 @@ def test_global_names_are_not_uses(test_context) -> None:
         """
     ).lstrip("\n")
     assert findings_of(test_context, code) == [("T002", 8, 12)]
+
+
+def test_code_inside_concatenated_f_strings_is_walked(test_context) -> None:
+    """Implicitly concatenated literals once hid their f-string holes from the walk."""
+    code = dedent(
+        """
+        import torch
+        message = (
+            f"device {torch.cuda.synchronize()} "
+            "and more "
+            f"{torch.cuda.synchronize()!r}"
+        )
+        """
+    ).lstrip("\n")
+    assert findings_of(test_context, code) == [("T001", 3, 15), ("T001", 5, 8)]
+
+
+def test_a_concatenated_device_string_is_matched_once(test_context) -> None:
+    code = 'import torch\nx.to("cuda" ":1")\n'
+    assert findings_of(test_context, code) == [("T007", 2, 6)]

@@ -524,6 +524,13 @@ class Walker:
         if isinstance(node, cst.FormattedString):
             self.walk_fields(node)
 
+    def on_concatenated_string(self, node: cst.ConcatenatedString, ctx: str | None) -> None:
+        """`f"on {torch.cuda.get_device_name()}" "..."`: the whole literal is matched once,
+        and the code inside its f-string parts is walked like any other code."""
+        self.on_string(node, ctx)
+        self.walk(node.left)
+        self.walk(node.right)
+
     def on_if_expression(self, node: cst.IfExp, ctx: str | None) -> None:
         """`"cuda" if torch.cuda.is_available() else "cpu"`: both branches are optional
         paths, as under an `if` with the same test; a device context reaches both."""
@@ -755,7 +762,7 @@ _HANDLERS: dict[type, Callable[[Walker, cst.CSTNode, str | None], None]] = {
     cst.AnnAssign: Walker.on_ann_assign,  # type: ignore[dict-item]
     cst.Comparison: Walker.on_comparison,  # type: ignore[dict-item]
     cst.SimpleString: Walker.on_string,  # type: ignore[dict-item]
-    cst.ConcatenatedString: Walker.on_string,  # type: ignore[dict-item]
+    cst.ConcatenatedString: Walker.on_concatenated_string,  # type: ignore[dict-item]
     cst.FormattedString: Walker.on_string,  # type: ignore[dict-item]
     cst.IfExp: Walker.on_transparent,  # type: ignore[dict-item]
     cst.BooleanOperation: Walker.on_transparent,  # type: ignore[dict-item]
