@@ -153,6 +153,7 @@ EXPRESSION_FORMS = [
     "@registry[{e}].register\ndef decorated(): pass",
     "handler = lambda s=None: {e}",
     'label = f"{{{e}!r:>10}}"',
+    'label = (f"on {{{e}}} " "and " f"{{x}}")',
     "assert {e}, 'message'",
     "del cache[{e}]",
 ]
