@@ -448,6 +448,22 @@ class Walker:
         self.walk(node.value, ASSIGNMENT if device else None)
         self._bind_targets([t.target for t in node.targets], node.value)
 
+    def _walk_target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            return  # binding a name is no use of what it named before
+        self.storing = isinstance(target, cst.Attribute)
+        try:
+            self.walk(target)
+        finally:
+            self.storing = False
+
+    def on_ann_assign(self, node: cst.AnnAssign, ctx: str | None) -> None:
+        self._walk_target(node.target)
+        self.walk(node.annotation)
+        if node.value is not None:
+            self.walk(node.value, ASSIGNMENT if self._is_device_target(node.target) else None)
+            self._bind_targets([node.target], node.value)
+
     def _bind_targets(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
         """`name = <resolved name>` makes `name` an alias as the walk proceeds; any other
         value clears one, except `None` (`except ImportError: fn = None`): a name bound
@@ -487,22 +503,6 @@ class Walker:
             self.walk(node.pattern)
         if node.name is not None:
             self.scope.unbind(node.name.value)
-
-    def _walk_target(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
-            return  # binding a name is no use of what it named before
-        self.storing = isinstance(target, cst.Attribute)
-        try:
-            self.walk(target)
-        finally:
-            self.storing = False
-
-    def on_ann_assign(self, node: cst.AnnAssign, ctx: str | None) -> None:
-        self._walk_target(node.target)
-        self.walk(node.annotation)
-        if node.value is not None:
-            self.walk(node.value, ASSIGNMENT if self._is_device_target(node.target) else None)
-            self._bind_targets([node.target], node.value)
 
     def on_comparison(self, node: cst.Comparison, ctx: str | None) -> None:
         operands = [node.left, *(c.comparator for c in node.comparisons)]
