@@ -8,7 +8,9 @@ how many items tpucheck found. An item is found when a finding (suppressed ones 
 starts exactly where the item starts; a `.cuda()` call where its name starts; a CUDA
 source file when a finding or the inventory's `cuda_sources` names it. Items in files
 tpucheck never analyzed (skipped, git-ignored, errored) count as missed and are
-tallied apart, so a discovery gap is not mistaken for an analyzer gap.
+tallied apart, so a discovery gap is not mistaken for an analyzer gap; so are missed
+torch.cuda references that no rule would match as used (a name only a call rule knows,
+used as a value), which are gaps in the rules rather than in the analyzer.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
+from tpucheck.analyzers.python import build_python_index
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import load_ruleset
@@ -48,6 +51,10 @@ class ListRecall:
     """Oracle items (tests/oracle.py Item) no finding stands for."""
     not_analyzed: int = 0
     """Of the missed, those in files the scan did not analyze."""
+    unruled: int = 0
+    """Of the missed torch.cuda references, those no rule would match as used: no
+    reference or decorator rule names the chain or a prefix, and no call rule names it
+    where it is called. A gap in the rules rather than in the analyzer."""
 
     @property
     def recall(self) -> float:
@@ -64,8 +71,10 @@ class Recall:
 def recall(root: str, result: ScanResult | None = None, jobs: int = 1) -> Recall:
     oracle = load_oracle()
     listed = oracle.oracle(root)
+    ruleset = load_ruleset()
     if result is None:
-        result = scan(root, load_ruleset(), ScanOptions(jobs=jobs))
+        result = scan(root, ruleset, ScanOptions(jobs=jobs))
+    index = build_python_index(ruleset)
     findings = [*result.findings, *result.suppressed]
     starts = {(f.path, f.span.line, f.span.column) for f in findings}
     paths = {f.path for f in findings}
@@ -82,6 +91,11 @@ def recall(root: str, result: ScanResult | None = None, jobs: int = 1) -> Recall
             else:
                 tally.missed.append(item)
                 tally.not_analyzed += item.path in unread
+                if name == oracle.REFERENCES:
+                    parts = ["torch", *item.text.split(".")[1:]]
+                    prefixes = [".".join(parts[:n]) for n in range(2, len(parts) + 1)]
+                    named = any(t.lookup(q) for t in (index.reference, index.decorator) for q in prefixes)
+                    tally.unruled += not (named or (item.called and index.call.lookup(".".join(parts))))
     return Recall(root, lists, listed.unparsed)
 
 
@@ -91,6 +105,8 @@ def format_recall(measured: Recall, misses: int = 0) -> str:
         line = f"  {tally.name:<26} {tally.found:>6} / {tally.total:<6} {100 * tally.recall:6.1f} %"
         if tally.not_analyzed:
             line += f"   ({tally.not_analyzed} missed in files not analyzed)"
+        if tally.unruled:
+            line += f"   ({tally.unruled} of the missed used where no rule looks)"
         out.append(line)
         for item in tally.missed[:misses]:
             out.append(f"      missed {item.path}:{item.line}:{item.column}  {item.text}")  # type: ignore[attr-defined]

@@ -44,6 +44,8 @@ class Item:
     line: int
     column: int
     text: str = field(compare=False)
+    called: bool = field(default=False, compare=False)
+    """A reference that is the callee of a call (`torch.cuda.synchronize()`)."""
 
 
 @dataclass
@@ -101,10 +103,10 @@ class _FileOracle(ast.NodeVisitor):
                 self.parents[id(inner)] = child
         super().visit(node)
 
-    def add(self, name: str, line: int, byte_column: int, text: str) -> None:
+    def add(self, name: str, line: int, byte_column: int, text: str, called: bool = False) -> None:
         source = self.lines[line - 1] if line - 1 < len(self.lines) else ""
         column = len(source.encode("utf-8")[:byte_column].decode("utf-8", errors="replace")) + 1
-        self.result.items[name].append(Item(self.path, line, column, text))
+        self.result.items[name].append(Item(self.path, line, column, text, called))
 
     def _chain(self, node: ast.expr) -> list[str] | None:
         parts: list[str] = []
@@ -124,7 +126,8 @@ class _FileOracle(ast.NodeVisitor):
         longest = not (isinstance(parent, ast.Attribute) and parent.value is node)
         chain = self._chain(node)
         if longest and chain is not None and len(chain) >= 2 and chain[0] in self.torch_names and chain[1] == "cuda":
-            self.add(REFERENCES, node.lineno, node.col_offset, ".".join(chain))
+            called = isinstance(parent, ast.Call) and parent.func is node
+            self.add(REFERENCES, node.lineno, node.col_offset, ".".join(chain), called)
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:

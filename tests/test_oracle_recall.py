@@ -151,5 +151,5 @@ def test_a_miss_is_reported_as_one(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text("import torch\nx = torch.cuda.no_such_api_for_the_test\n", encoding="utf-8")
     measured = SCRIPT.recall(str(tmp_path))
     tally = measured.lists[ORACLE.REFERENCES]
-    assert (tally.total, tally.found) == (1, 0)
+    assert (tally.total, tally.found, tally.unruled) == (1, 0, 1)
     assert "missed m.py:2:5" in SCRIPT.format_recall(measured, misses=5)
