@@ -3,6 +3,9 @@
 * `analyze_text` never raises, whatever the text and whatever kind of file it claims to
   be: it returns matches, or an error entry with a one-line reason, and never an
   `internal-error` (that kind means an analyzer raised: a bug the catch-all hid).
+* A CUDA call wrapped in any nesting of statement forms (`match`, `except*`, PEP 695,
+  parenthesized `with`, walrus, async, global/nonlocal, arbitrary decorators) is found
+  exactly once, where it is.
 * A scan's JSON is the same bytes whatever the number of workers and whatever order the
   file system lists directories in.
 
@@ -18,6 +21,7 @@ import json
 import os
 import random
 import tempfile
+import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -134,6 +138,75 @@ def test_libcst_generated_modules_parse_back(source: str) -> None:
     result = analyze_text("mod.py", ("python",), source, CONTEXT)
     _assert_well_formed(result, "mod.py")
     assert result.error is None, result.error
+
+
+# Statement forms the grammar generators above rarely or never produce (they predate
+# `match`, `except*`, PEP 695 and parenthesized `with`): a CUDA call wrapped in them,
+# nested to any depth. Every call placed must come back as exactly one finding.
+CUDA_CALL = "torch.cuda.synchronize()"
+INDENT = "    "
+EXPRESSION_FORMS = [
+    "{e}",
+    "type Alias[T: int] = list[{e}]",
+    "values = [z for z in xs if (w := {e})]",
+    "match {e}:\n    case _:\n        pass",
+    "@registry[{e}].register\ndef decorated(): pass",
+    "handler = lambda s=None: {e}",
+    'label = f"{{{e}!r:>10}}"',
+    'label = (f"on {{{e}}} " "and " f"{{x}}")',
+    "assert {e}, 'message'",
+    "del cache[{e}]",
+]
+CASE_PATTERNS = ["_", "[a, *rest] if a", '{"k": v, **kw}', "Point(x=0) | Point(y=0)", '("a" | "b") as tag', "str() as s if s", "[1, [2, *_], {**others}]"]
+BLOCK_FORMS = [
+    "match subject:\n    case {pattern}:\n{body2}\n    case _:\n        pass",
+    "try:\n{body}\nexcept* ValueError:\n    pass",
+    "try:\n    pass\nexcept* (TypeError, KeyError) as group:\n{body}\nelse:\n{body}\nfinally:\n{body}",
+    "with (\n    open(path) as f,\n    lock as held,\n):\n{body}",
+    "async def run[T](x: T) -> T:\n    async for item in source:\n{body2}\n    async with guard() as g:\n{body2}",
+    "class Box[T: int, *Ts, **P]:\n{body}",
+    "def first[T](x: T) -> T:\n    global COUNT\n{body}",
+    "def outer():\n    level = 0\n    def inner():\n        nonlocal level\n{body2}",
+    "if (n := len(xs)) > 1:\n{body}\nelif n:\n{body}",
+    "@(decorators[0] if flag else other)\ndef wrapped():\n{body}",
+    "for i in range(3):\n{body}\nelse:\n{body}",
+]
+
+
+def _wrap(form: str, pattern: str, body: str) -> str:
+    return form.format(pattern=pattern, body=textwrap.indent(body, INDENT), body2=textwrap.indent(body, INDENT * 2))
+
+
+FORM_CODE: st.SearchStrategy[str] = st.recursive(
+    st.sampled_from(EXPRESSION_FORMS).map(lambda form: form.format(e=CUDA_CALL)),
+    lambda inner: st.builds(_wrap, st.sampled_from(BLOCK_FORMS), st.sampled_from(CASE_PATTERNS), st.lists(inner, min_size=1, max_size=3).map("\n".join)),
+    max_leaves=8,
+)
+
+
+@given(st.lists(FORM_CODE, min_size=1, max_size=4).map(lambda parts: "import torch\n" + "\n".join(parts) + "\n"))
+@_settings(150)
+def test_every_statement_form_is_walked(source: str) -> None:
+    libcst.parse_module(source)  # what the strategy builds is valid Python
+    result = analyze_text("mod.py", ("python",), source, CONTEXT)
+    _assert_well_formed(result, "mod.py")
+    assert result.error is None, result.error
+    lines = source.splitlines()
+    found = sorted((m.span.line, m.span.column) for m in result.matches if m.rule_id == "CA001")
+    placed = sorted(
+        (number, column + 1)
+        for number, line in enumerate(lines, start=1)
+        for column in _occurrences(line, CUDA_CALL)
+    )
+    assert found == placed, source
+
+
+def _occurrences(line: str, needle: str) -> list[int]:
+    found, start = [], line.find(needle)
+    while start >= 0:
+        found.append(start)
+        start = line.find(needle, start + 1)
+    return found
 
 
 JSON_SCALARS = (

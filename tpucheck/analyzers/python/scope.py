@@ -1,9 +1,10 @@
 """Our own import table: which qualified name a local name stands for.
 
 libcst's QualifiedNameProvider answers this for every node and costs about ten parses
-(DESIGN.md, Speed). Rules only ever ask about names bound by imports, so a table of
-import bindings per scope, plus the set of names a function rebinds locally (which
-shadow the imports), answers the same questions for the price of a dict lookup.
+(DESIGN.md, Speed). Rules only ever ask about names bound by imports, or by a plain
+assignment of an imported name (`sync = torch.cuda.synchronize`), so a table of such
+bindings per scope, plus the set of names a function rebinds locally (which shadow the
+imports), answers the same questions for the price of a dict lookup.
 """
 
 from __future__ import annotations
@@ -32,13 +33,16 @@ def dotted(node: cst.BaseExpression) -> list[str] | None:
 class Scope:
     """Import bindings of one module or function body."""
 
-    __slots__ = ("_locals", "bindings", "function", "modules", "parent", "stars")
+    __slots__ = ("_locals", "aliases", "bindings", "function", "modules", "parent", "stars")
 
     def __init__(self, parent: Scope | None = None, function: cst.FunctionDef | cst.Lambda | None = None) -> None:
         self.bindings: dict[str, str] = {}
         self.modules: set[str] = set()
         """Names bound by a plain `import x` statement: certainly modules, never objects."""
         self.stars: list[str] = []
+        self.aliases: dict[str, tuple[str, ...]] = {}
+        """Names bound by assignment (`amp = torch.cuda.amp if c else torch.amp`): every
+        qualified name they may stand for, the first also in `bindings`."""
         self.parent = parent
         self.function = function
         self._locals: frozenset[str] | None = None
@@ -70,6 +74,31 @@ class Scope:
             # A relative import binds a project-local name: never one a rule knows.
             self.bindings[local] = f"{module}.{name}" if module is not None else f".{name}"
             self.modules.discard(local)
+
+    def bind_alias(self, name: str, targets: tuple[str, ...]) -> None:
+        """`name = <resolved name>`: the name now stands for what the value stands for."""
+        self.bindings[name] = targets[0]
+        self.aliases[name] = targets
+        self.modules.discard(name)
+
+    def unbind(self, name: str) -> None:
+        """`name = <anything else>` clears an earlier alias. An import binding survives at
+        module level, where `except ImportError: flash_attn = fallback` is the usual
+        rebinding and the import is still the path that matters; in a function every
+        rebinding shadows (`local_names`)."""
+        if self.aliases.pop(name, None) is not None:
+            del self.bindings[name]
+
+    def alias_targets(self, name: str) -> tuple[str, ...] | None:
+        """What an assignment-made alias stands for; None when the name is an import or unknown."""
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.bindings:
+                return scope.aliases.get(name)
+            if scope.function is not None and name in scope.local_names():
+                return None
+            scope = scope.parent
+        return None
 
     def resolve(self, name: str) -> str | None:
         scope: Scope | None = self
@@ -133,27 +162,59 @@ def _function_locals(function: cst.FunctionDef | cst.Lambda) -> Iterator[str]:
         yield from (n for n in names if n not in declared_outer)
 
 
-def _target_names(target: cst.BaseExpression) -> Iterator[str]:
+def target_names(target: cst.BaseExpression) -> Iterator[str]:
     if isinstance(target, cst.Name):
         yield target.value
     elif isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
-            yield from _target_names(element.value)
+            yield from target_names(element.value)
     elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
+        yield from target_names(target.value)
 
 
 def _small_bindings(small: cst.BaseSmallStatement, declared_outer: set[str]) -> Iterator[str]:
     if isinstance(small, cst.Assign):
         for target in small.targets:
-            yield from _target_names(target.target)
+            yield from target_names(target.target)
     elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
-        yield from _target_names(small.target)
+        yield from target_names(small.target)
+    elif isinstance(small, cst.TypeAlias):
+        yield small.name.value
     elif isinstance(small, (cst.Global, cst.Nonlocal)):
         declared_outer.update(n.name.value for n in small.names)
 
 
+def _pattern_names(pattern: cst.CSTNode) -> Iterator[str]:
+    """Names a `case` pattern captures (`case [x, {"k": y, **rest}] | Point(x=z) as w`)."""
+    stack: list[cst.CSTNode] = [pattern]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.MatchAs):
+            if node.name is not None:
+                yield node.name.value
+            if node.pattern is not None:
+                stack.append(node.pattern)
+        elif isinstance(node, cst.MatchStar):
+            if node.name is not None:
+                yield node.name.value
+        elif isinstance(node, (cst.MatchList, cst.MatchTuple)):
+            stack.extend(element if isinstance(element, cst.MatchStar) else element.value for element in node.patterns)
+        elif isinstance(node, cst.MatchMapping):
+            stack.extend(element.pattern for element in node.elements)
+            if node.rest is not None:
+                yield node.rest.value
+        elif isinstance(node, cst.MatchClass):
+            stack.extend(element.value for element in node.patterns)
+            stack.extend(element.pattern for element in node.kwds)
+        elif isinstance(node, cst.MatchOr):
+            stack.extend(element.pattern for element in node.patterns)
+
+
 def _blocks(statement: cst.BaseCompoundStatement) -> Iterator[cst.CSTNode]:
+    if isinstance(statement, cst.Match):  # no body of its own: one block per case
+        for case in statement.cases:
+            yield case.body
+        return
     yield statement.body
     for handler in getattr(statement, "handlers", ()):
         yield handler.body
@@ -182,11 +243,14 @@ def _block_bindings(block: cst.CSTNode, declared_outer: set[str]) -> Iterator[st
             yield statement.name.value
         elif isinstance(statement, cst.BaseCompoundStatement):
             if isinstance(statement, cst.For):
-                yield from _target_names(statement.target)
+                yield from target_names(statement.target)
             elif isinstance(statement, cst.With):
                 for item in statement.items:
                     if item.asname is not None:
-                        yield from _target_names(item.asname.name)
+                        yield from target_names(item.asname.name)
+            elif isinstance(statement, cst.Match):
+                for case in statement.cases:
+                    yield from _pattern_names(case.pattern)
             for handler in getattr(statement, "handlers", ()):
                 if handler.name is not None and isinstance(handler.name.name, cst.Name):
                     yield handler.name.name.value

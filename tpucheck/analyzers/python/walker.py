@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tpucheck.analyzers.python.index import PythonIndex, RuleMatcher
-from tpucheck.analyzers.python.scope import Scope, dotted, import_from_module
+from tpucheck.analyzers.python.scope import Scope, dotted, import_from_module, target_names
+from tpucheck.names import GlobTable
 from tpucheck.ruleset.model import ArgConstraint, Matcher
 
 ARGUMENT, ASSIGNMENT, COMPARISON = "argument", "assignment", "comparison"
@@ -135,13 +136,22 @@ class Walker:
         self.walk_block(node.body)
 
     def _bind_module_imports(self, statements: object) -> None:
-        """Module-level imports apply to function bodies written above them."""
+        """Module-level imports, and aliases assigned from them (`sync =
+        torch.cuda.synchronize`), apply to function bodies written above them."""
         for statement in statements:  # type: ignore[attr-defined]
             if isinstance(statement, cst.SimpleStatementLine):
                 for small in statement.body:
                     if isinstance(small, (cst.Import, cst.ImportFrom)):
                         self.scope.bind_import(small)
-            elif isinstance(statement, (cst.If, cst.Try, cst.With)) or type(statement).__name__ == "TryStar":
+                    elif isinstance(small, cst.Assign):
+                        self._bind_targets([t.target for t in small.targets], small.value)
+                    elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                        self._bind_targets([small.target], small.value)
+            elif isinstance(statement, cst.Match):
+                for case in statement.cases:
+                    if isinstance(case.body, cst.IndentedBlock):
+                        self._bind_module_imports(case.body.body)
+            elif isinstance(statement, (cst.If, cst.Try, cst.With, cst.TryStar)):
                 blocks = [statement.body, *(h.body for h in getattr(statement, "handlers", ()))]
                 orelse = getattr(statement, "orelse", None)
                 while isinstance(orelse, cst.If):
@@ -202,10 +212,33 @@ class Walker:
             return None
         return ".".join((base, *parts[1:])) if len(parts) > 1 else base
 
+    def alternatives(self, node: cst.BaseExpression, qualified: str | None) -> tuple[str, ...]:
+        """Every qualified name `node` may stand for: more than one only through an alias
+        bound to a conditional (`amp = torch.cuda.amp if c else torch.amp`)."""
+        if qualified is None:
+            return ()
+        parts = dotted(node)
+        alias = self.scope.alias_targets(parts[0]) if parts is not None else None
+        if alias is None or len(alias) == 1:
+            return (qualified,)
+        assert parts is not None
+        return tuple(".".join((target, *parts[1:])) for target in alias)
+
+    def lookup(self, table: GlobTable[RuleMatcher], node: cst.BaseExpression, qualified: str) -> list[RuleMatcher]:
+        found = table.lookup(qualified)
+        names = self.alternatives(node, qualified)
+        if len(names) == 1:
+            return found
+        merged = list(found)
+        for name in names[1:]:
+            merged.extend(m for m in table.lookup(name) if m not in merged)
+        return merged
+
     def on_name(self, node: cst.Name, ctx: str | None) -> None:
         if self.index.reference:
             qualified = self.scope.resolve(node.value)
-            if qualified is not None and self.foreign(qualified):
+            # An alias used bare refers to what its assignment already reported.
+            if qualified is not None and self.foreign(qualified) and self.scope.alias_targets(node.value) is None:
                 for rule_matcher in self.index.reference.lookup(qualified):
                     self.hit(rule_matcher, node)
 
@@ -230,11 +263,14 @@ class Walker:
         # A rule on a prefix (`torch.backends.cudnn`) matches every longer chain; the
         # finding spans the whole chain (`torch.backends.cudnn.benchmark`), which is what
         # a reader needs to see. One finding per rule per chain.
-        qualified = resolved
-        names = [resolved]
-        for attribute in reversed(chain):
-            qualified = f"{qualified}.{attribute.attr.value}"
-            names.append(qualified)
+        names: list[str] = []
+        alias = self.scope.alias_targets(base.value)
+        for qualified in alias or (resolved,):
+            if not alias:  # through an alias, the alias itself was its assignment's finding
+                names.append(qualified)
+            for attribute in reversed(chain):
+                qualified = f"{qualified}.{attribute.attr.value}"
+                names.append(qualified)
         seen: set[str] = set()
         for name in reversed(names):
             for rule_matcher in self.index.reference.lookup(name):
@@ -289,7 +325,7 @@ class Walker:
         qualified = self.qualified(func)
         method: str | None = None
         if qualified is not None:
-            for rule_matcher in index.call.lookup(qualified):
+            for rule_matcher in self.lookup(index.call, func, qualified):
                 if _args_hold(self, rule_matcher[1], node):
                     label = _label(self, rule_matcher[1], node)
                     if label is None and rule_matcher[0].inventory == "tpu-support":
@@ -309,10 +345,11 @@ class Walker:
                     finally:
                         self.receiver_on_host = False
         if index.keyword:
+            callees = self.alternatives(func, qualified)
             for arg in node.args:
                 if arg.keyword is not None:
                     for rule_matcher in index.keyword.lookup(arg.keyword.value):
-                        if _keyword_holds(self, rule_matcher[1], arg, qualified, method):
+                        if _keyword_holds(self, rule_matcher[1], arg, callees, method):
                             self.hit(rule_matcher, arg)
         self.walk(func)
         device = index.device
@@ -334,7 +371,7 @@ class Walker:
         target = expression.func if isinstance(expression, cst.Call) else expression
         qualified = self.qualified(target)
         if qualified is not None:
-            for rule_matcher in self.index.decorator.lookup(qualified):
+            for rule_matcher in self.lookup(self.index.decorator, target, qualified):
                 matcher = rule_matcher[1]
                 if isinstance(expression, cst.Call):
                     holds = _args_hold(self, matcher, expression)
@@ -347,6 +384,8 @@ class Walker:
     # -- scopes, loops, optional paths ---------------------------------------------------
 
     def on_function(self, node: cst.FunctionDef | cst.ClassDef, ctx: str | None) -> None:
+        if node.type_parameters is not None:  # `def f[T: torch.cuda.Stream]()` (PEP 695)
+            self.walk(node.type_parameters)
         outer_decorators = self.decorators
         resolved = tuple(
             q for q in (self.qualified(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) for d in node.decorators) if q
@@ -410,6 +449,9 @@ class Walker:
                 self.walk(param.annotation)
             if param.default is not None:
                 self.walk(param.default, ASSIGNMENT if self._is_device_name(param.name.value) else None)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param) and star.annotation is not None:
+                self.walk(star.annotation)
 
     def on_loop(self, node: cst.For | cst.While, ctx: str | None) -> None:
         if isinstance(node, cst.For):
@@ -502,6 +544,7 @@ class Walker:
             self._walk_target(target.target)
             device = device or self._is_device_target(target.target)
         self.walk(node.value, ASSIGNMENT if device else None)
+        self._bind_targets([t.target for t in node.targets], node.value)
         host = self.on_host(node.value)
         for target in node.targets:
             if isinstance(target.target, cst.Name):
@@ -528,6 +571,8 @@ class Walker:
         return False
 
     def _walk_target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            return  # binding a name is no use of what it named before
         self.storing = isinstance(target, cst.Attribute)
         try:
             self.walk(target)
@@ -539,6 +584,47 @@ class Walker:
         self.walk(node.annotation)
         if node.value is not None:
             self.walk(node.value, ASSIGNMENT if self._is_device_target(node.target) else None)
+            self._bind_targets([node.target], node.value)
+
+    def _bind_targets(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        """`name = <resolved name>` makes `name` an alias as the walk proceeds; any other
+        value clears one, except `None` (`except ImportError: fn = None`): a name bound
+        to None is never called, so its uses all mean the other binding."""
+        resolved = self._alias_of(value)
+        for target in targets:
+            if isinstance(target, cst.Name) and resolved is not None:
+                self.scope.bind_alias(target.value, resolved)
+            elif not (isinstance(value, cst.Name) and value.value == "None"):
+                for name in target_names(target):
+                    self.scope.unbind(name)
+
+    def _alias_of(self, value: cst.BaseExpression) -> tuple[str, ...] | None:
+        """The qualified names a value stands for: a resolved dotted name, or each
+        resolved arm of a conditional expression."""
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            qualified = self.qualified(value)
+            if qualified is None or qualified.startswith("builtins."):
+                return None
+            return self.alternatives(value, qualified)
+        if isinstance(value, cst.IfExp):
+            arms = (self._alias_of(value.body) or ()) + (self._alias_of(value.orelse) or ())
+            return tuple(dict.fromkeys(arms)) or None
+        return None
+
+    def on_named_expr(self, node: cst.NamedExpr, ctx: str | None) -> None:
+        """`(sync := torch.cuda.synchronize)` binds as an assignment does."""
+        self.walk(node.value, ctx)
+        self._bind_targets([node.target], node.value)
+
+    def on_declaration(self, node: cst.Global | cst.Nonlocal, ctx: str | None) -> None:
+        """`global cuda` names a variable; it uses nothing."""
+
+    def on_match_as(self, node: cst.MatchAs | cst.MatchStar, ctx: str | None) -> None:
+        """A capture pattern binds its name (a store, not a use of what it named)."""
+        if isinstance(node, cst.MatchAs) and node.pattern is not None:
+            self.walk(node.pattern)
+        if node.name is not None:
+            self.scope.unbind(node.name.value)
 
     def on_comparison(self, node: cst.Comparison, ctx: str | None) -> None:
         operands = [node.left, *(c.comparator for c in node.comparisons)]
@@ -559,6 +645,13 @@ class Walker:
                         self.hit(rule_matcher, node, detail=value if rule_matcher[0].inventory == "tpu-support" else None)
         if isinstance(node, cst.FormattedString):
             self.walk_fields(node)
+
+    def on_concatenated_string(self, node: cst.ConcatenatedString, ctx: str | None) -> None:
+        """`f"on {torch.cuda.get_device_name()}" "..."`: the whole literal is matched once,
+        and the code inside its f-string parts is walked like any other code."""
+        self.on_string(node, ctx)
+        self.walk(node.left)
+        self.walk(node.right)
 
     def on_if_expression(self, node: cst.IfExp, ctx: str | None) -> None:
         """`"cuda" if torch.cuda.is_available() else "cpu"`: both branches are optional
@@ -696,13 +789,16 @@ def literal_value(walker: Walker, node: cst.BaseExpression) -> str | None:
 
 
 def _values(walker: Walker, node: cst.BaseExpression) -> list[str]:
-    """The values a constraint tests: one literal, or each element of a literal container
-    (a constraint on `sources=[...]` holds when any source matches)."""
+    """The values a constraint tests: one literal, each element of a literal container
+    (a constraint on `sources=[...]` holds when any source matches), or each arm of a
+    conditional expression."""
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
         found: list[str] = []
         for item in node.elements:
             found.extend(_values(walker, item.value))
         return found
+    if isinstance(node, cst.IfExp):  # `backend="nccl" if cuda else "gloo"`: either may run
+        return [*_values(walker, node.body), *_values(walker, node.orelse)]
     if isinstance(node, cst.Dict):
         found = []
         for entry in node.elements:
@@ -753,11 +849,11 @@ def _args_hold(walker: Walker, matcher: Matcher, node: cst.Call) -> bool:
     return True
 
 
-def _keyword_holds(walker: Walker, matcher: Matcher, arg: cst.Arg, callee: str | None, method: str | None) -> bool:
+def _keyword_holds(walker: Walker, matcher: Matcher, arg: cst.Arg, callees: tuple[str, ...], method: str | None) -> bool:
     if matcher.in_call:
         from fnmatch import fnmatchcase
 
-        names = [n for n in (callee, f".{method}" if method else None) if n]
+        names = [*callees, *((f".{method}",) if method else ())]
         if not any(fnmatchcase(n, p) for n in names for p in matcher.in_call):
             return False
     if matcher.value is not None:
@@ -779,6 +875,12 @@ _HANDLERS: dict[type, Callable[[Walker, cst.CSTNode, str | None], None]] = {
     cst.For: Walker.on_loop,  # type: ignore[dict-item]
     cst.While: Walker.on_loop,  # type: ignore[dict-item]
     cst.Try: Walker.on_try,  # type: ignore[dict-item]
+    cst.TryStar: Walker.on_try,  # type: ignore[dict-item]
+    cst.NamedExpr: Walker.on_named_expr,  # type: ignore[dict-item]
+    cst.Global: Walker.on_declaration,  # type: ignore[dict-item]
+    cst.Nonlocal: Walker.on_declaration,  # type: ignore[dict-item]
+    cst.MatchAs: Walker.on_match_as,  # type: ignore[dict-item]
+    cst.MatchStar: Walker.on_match_as,  # type: ignore[dict-item]
     cst.ListComp: Walker.on_comprehension,  # type: ignore[dict-item]
     cst.SetComp: Walker.on_comprehension,  # type: ignore[dict-item]
     cst.DictComp: Walker.on_comprehension,  # type: ignore[dict-item]
@@ -789,7 +891,7 @@ _HANDLERS: dict[type, Callable[[Walker, cst.CSTNode, str | None], None]] = {
     cst.AnnAssign: Walker.on_ann_assign,  # type: ignore[dict-item]
     cst.Comparison: Walker.on_comparison,  # type: ignore[dict-item]
     cst.SimpleString: Walker.on_string,  # type: ignore[dict-item]
-    cst.ConcatenatedString: Walker.on_string,  # type: ignore[dict-item]
+    cst.ConcatenatedString: Walker.on_concatenated_string,  # type: ignore[dict-item]
     cst.FormattedString: Walker.on_string,  # type: ignore[dict-item]
     cst.IfExp: Walker.on_transparent,  # type: ignore[dict-item]
     cst.BooleanOperation: Walker.on_transparent,  # type: ignore[dict-item]
