@@ -322,3 +322,15 @@ def test_on_torchtpu_a_hot_host_sync_is_a_performance_note_unless_compiled(tmp_p
         result = scan(str(tmp_path), load_ruleset().for_target(target), ScanOptions(jobs=1, use_cache=False))
         rows[target] = sorted((f.span.line, f.severity) for f in result.findings if f.rule == "HS001")
     assert rows == {"torchtpu": [(5, "info"), (9, "major")], "xla": [(5, "major"), (9, "major")]}
+
+
+def test_an_import_inside_a_function_is_an_optional_integration(tmp_path: Path) -> None:
+    code = """
+        import deepspeed
+
+        def setup_deepspeed(model):
+            import deepspeed as ds
+            return ds.initialize(model=model)
+    """
+    rows = found(tmp_path, code, rules=("DEP005",))
+    assert rows == [("DEP005", 2, 8, "blocker", False, "library"), ("DEP005", 5, 12, "major", True, "library")]

@@ -281,6 +281,16 @@ class Walker:
     # -- imports -----------------------------------------------------------------------
 
     def on_import(self, node: cst.Import, ctx: str | None) -> None:
+        # An import inside a function is lazy: the module loads without the package, and
+        # only the path that calls the function needs it (an optional integration).
+        lazy = bool(self.functions)
+        self.guard_depth += lazy
+        try:
+            self._on_import(node)
+        finally:
+            self.guard_depth -= lazy
+
+    def _on_import(self, node: cst.Import) -> None:
         self.scope.bind_import(node)
         if not self.index.imports:
             return
@@ -297,6 +307,14 @@ class Walker:
                     self.hit(rule_matcher, alias.name, detail=".".join(parts))
 
     def on_import_from(self, node: cst.ImportFrom, ctx: str | None) -> None:
+        lazy = bool(self.functions)
+        self.guard_depth += lazy
+        try:
+            self._on_import_from(node)
+        finally:
+            self.guard_depth -= lazy
+
+    def _on_import_from(self, node: cst.ImportFrom) -> None:
         self.scope.bind_import(node)
         module = import_from_module(node)
         if module is None or not self.index.imports or not self.foreign(module):
