@@ -334,3 +334,14 @@ def test_an_import_inside_a_function_is_an_optional_integration(tmp_path: Path) 
     """
     rows = found(tmp_path, code, rules=("DEP005",))
     assert rows == [("DEP005", 2, 8, "blocker", False, "library"), ("DEP005", 5, 12, "major", True, "library")]
+
+
+def test_imports_for_type_checking_only_are_no_dependency(tmp_path: Path) -> None:
+    code = """
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from deepspeed import DeepSpeedEngine
+        else:
+            import deepspeed
+    """
+    assert found(tmp_path, code, rules=("DEP005",)) == [("DEP005", 6, 12, "blocker", False, "library")]

@@ -88,6 +88,8 @@ class Walker:
         self.hits: list[Hit] = []
         self.scope = Scope()
         self.guard_depth = 0
+        self.type_checking = 0
+        """Inside `if TYPE_CHECKING:`: imports there never run, so they are no dependency."""
         self.loop_depth = 0
         self.storing = False
         """Walking an assignment target: attribute matchers look for reads only."""
@@ -292,6 +294,8 @@ class Walker:
 
     def _on_import(self, node: cst.Import) -> None:
         self.scope.bind_import(node)
+        if self.type_checking:
+            return
         if not self.index.imports:
             return
         for alias in node.names:
@@ -316,6 +320,8 @@ class Walker:
 
     def _on_import_from(self, node: cst.ImportFrom) -> None:
         self.scope.bind_import(node)
+        if self.type_checking:
+            return
         module = import_from_module(node)
         if module is None or not self.index.imports or not self.foreign(module):
             return
@@ -507,6 +513,16 @@ class Walker:
             self.walk(node.finalbody)
 
     def on_if(self, node: cst.If, ctx: str | None) -> None:
+        test_parts = dotted(node.test)
+        if test_parts is not None and test_parts[-1] == "TYPE_CHECKING":
+            self.type_checking += 1
+            try:
+                self.walk(node.body)
+            finally:
+                self.type_checking -= 1
+            if node.orelse is not None:
+                self.walk(node.orelse)
+            return
         available = _mentions_guard(node.test, self.index)
         polarity = _cuda_polarity(self, node.test)
         skip = polarity < 0 and _is_exit(node.body)
