@@ -346,6 +346,7 @@ class Walker:
     def on_function(self, node: cst.FunctionDef | cst.ClassDef, ctx: str | None) -> None:
         if node.type_parameters is not None:  # `def f[T: torch.cuda.Stream]()` (PEP 695)
             self.walk(node.type_parameters)
+        self.scope.unbind(node.name.value)  # `def sync(): ...` replaces an alias of that name
         outer_decorators = self.decorators
         resolved = tuple(
             q for q in (self.qualified(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) for d in node.decorators) if q
