@@ -1464,7 +1464,9 @@ _Dumper.add_representer(FlowMap, lambda d, s: d.represent_mapping("tag:yaml.org,
 
 
 def shown_path(path: Path) -> str:
-    return Path(os.path.relpath(path.resolve(), REPO)).as_posix()
+    """The path as spelled from the project, symlinks kept: `../shared/...` stays that
+    when `../shared` is a link to elsewhere, so the pack does not depend on the machine."""
+    return Path(os.path.relpath(path.absolute(), REPO)).as_posix()
 
 
 def render(pack: Pack, inputs: Inputs) -> str:

@@ -141,7 +141,7 @@ def test_per_file_hook_reports_concise_lines(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert lines[0].startswith("csrc/k.cu:1:1: CK003 [blocker] ")
     assert lines[1].startswith("pkg/model.py:2:1: CA001 [major] ")
-    assert re.fullmatch(r"2 findings \(1 blocker, 1 major\) in 3 files; score \d+\.\d \(grade [A-F]\)", lines[2])
+    assert re.fullmatch(r"2 findings \(1 blocker, 1 major\) in 3 files; score \d+\.\d \(grade [A-F], target torchtpu\)", lines[2])
     assert len(lines) == 3
 
 
@@ -165,7 +165,7 @@ def test_per_file_hook_with_nothing_to_analyze_passes(tmp_path: Path) -> None:
     (repo / "tpucheck.toml").write_text('fail-on = "info"\n', encoding="utf-8")
     done = run_hook("tpucheck", repo, [], ["README.md"])
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.startswith("0 findings in 0 files; score 100.0 (grade A)")
+    assert done.stdout.startswith("0 findings in 0 files; score 100.0 (grade A, target torchtpu)")
 
 
 def test_whole_repository_hook_uses_the_score_gate(tmp_path: Path) -> None:

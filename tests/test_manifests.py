@@ -458,7 +458,10 @@ setup(
 
 def test_setup_py_literals_names_strings_and_concatenation() -> None:
     found = parse_manifest("setup.py", SETUP_PY)
+    # `**CUDA_EXTRAS` unpacks a dict bound to a name: its extras are read too.
     assert [fields(r) for r in found] == [
+        ("package", "flash-attn", ">=2", "pip", 5, 26, 5, 39),
+        ("package", "transformer-engine", "", "pip", 5, 51, 5, 69),
         ("package", "numpy", ">=1.24", "pip", 7, 6, 7, 17),
         ("package", "torch", "==2.3.0+cu121", "pip", 8, 6, 8, 24),
         ("package", "pytest", "", "pip", 11, 1, 11, 7),
@@ -469,6 +472,7 @@ def test_setup_py_literals_names_strings_and_concatenation() -> None:
     ]
     for r in found:
         assert covered(SETUP_PY, r) == r.raw
+    assert [r.extra for r in found] == ["cuda", "fp8", None, None, None, None, None, None, "x"]
 
 
 def test_setup_py_extras_require_bound_to_a_name_and_attribute_callee() -> None:
@@ -683,3 +687,53 @@ def test_lenient_formats_never_raise(path: str, text: str) -> None:
     for r in parse_manifest(path, text):
         assert r.kind in ("package", "index")
         assert r.name or r.kind == "index"
+
+
+# --------------------------------------------------------------------------- optional extras: one finding per package and extra
+
+EXTRAS_PYPROJECT = """\
+[project]
+name = "demo"
+dependencies = ["flash-attn>=2"]
+
+[project.optional-dependencies]
+cu121 = [
+    "xformers==0.0.26 ; python_version >= '3.10'",
+    "xformers==0.0.25 ; python_version < '3.10'",
+    "flash-attn>=2",
+]
+cu118 = ["xformers==0.0.26"]
+"""
+
+
+def test_optional_extras_report_once_per_package_and_extra_at_most_major(tmp_path: Path) -> None:
+    from tpucheck.engine import ScanOptions, scan
+    from tpucheck.ruleset import load_ruleset
+
+    (tmp_path / "pyproject.toml").write_text(EXTRAS_PYPROJECT)
+    result = scan(str(tmp_path), load_ruleset(), ScanOptions(jobs=1))
+    got = [(f.rule, f.span.line, f.span.column, f.severity, f.guarded, f.detail) for f in result.findings]
+    assert got == [
+        ("DEP002", 3, 18, "blocker", False, "flash-attn"),
+        ("DEP003", 7, 6, "major", True, "xformers [extra: cu121]"),
+        ("DEP002", 9, 6, "major", True, "flash-attn [extra: cu121]"),
+        ("DEP003", 11, 11, "major", True, "xformers [extra: cu118]"),
+    ]
+    assert [r.extra for r in parse_manifest("pyproject.toml", EXTRAS_PYPROJECT)] == [None, "cu121", "cu121", "cu121", "cu118"]
+
+
+def test_extras_in_setup_cfg_and_poetry_are_named() -> None:
+    cfg = "[options]\ninstall_requires =\n    torch\n[options.extras_require]\ncuda =\n    apex\n    flash-attn\n"
+    assert [(r.name, r.extra) for r in parse_manifest("setup.cfg", cfg)] == [("torch", None), ("apex", "cuda"), ("flash-attn", "cuda")]
+    poetry = (
+        "[tool.poetry.dependencies]\npython = '^3.10'\ntorch = '^2.3'\n"
+        "flash-attn = {version = '^2.5', optional = true}\napex = {version = '*', optional = true}\n"
+        "[tool.poetry.extras]\ngpu = ['flash-attn']\n"
+        "[tool.poetry.group.cuda]\noptional = true\n[tool.poetry.group.cuda.dependencies]\nxformers = '*'\n"
+    )
+    assert [(r.name, r.extra) for r in parse_manifest("pyproject.toml", poetry)] == [
+        ("torch", None),
+        ("flash-attn", "gpu"),
+        ("apex", "optional"),
+        ("xformers", "cuda"),
+    ]

@@ -75,3 +75,79 @@ def test_notebook_that_is_not_json(test_context) -> None:
     result = analyze_text("nb.ipynb", ("notebook",), "{not json", test_context)
     assert result.error is not None and result.error.kind == "notebook-error"
     assert "not valid JSON" in result.error.message
+
+
+# --------------------------------------------------------------------------- CUDA sources in the inventory
+
+KERNEL_CU = """\
+#include <cuda_runtime.h>
+#include "helpers.cuh"
+
+template <typename T>
+__forceinline__ __device__ T twice(T x) { return x + x; }
+
+__global__ void scale_kernel(float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = twice(x[i]);
+}
+"""
+
+HELPERS_CUH = """\
+#pragma once
+struct MaxOp {
+  __device__ __forceinline__ float operator()(float a, float b) const { return a > b ? a : b; }
+};
+inline __host__ __device__ int ceil_div(int a, int b) { return (a + b - 1) / b; }
+__device__ float declared_only(float x);
+"""
+
+# Only instantiates a template defined elsewhere: no rule matches, the file still counts.
+INSTANTIATION_CU = """\
+#include "flash_fwd_launch_template.h"
+
+template void run_mha_fwd_<cutlass::half_t, 128, true>(Flash_fwd_params &params, cudaStream_t stream);
+"""
+
+
+def test_every_cuda_source_is_inventoried_with_its_kernels_and_helpers(tmp_path) -> None:
+    from conftest import write_tree
+
+    from tpucheck.engine import ScanOptions, scan
+    from tpucheck.ruleset import load_ruleset
+
+    root = write_tree(
+        tmp_path / "repo",
+        {
+            "csrc/kernel.cu": KERNEL_CU,
+            "csrc/helpers.cuh": HELPERS_CUH,
+            "csrc/instantiations/fwd_hdim128_fp16.cu": INSTANTIATION_CU,
+            "csrc/binding.cpp": "#include <torch/extension.h>\n__device__ int not_cuda_source(int x) { return x; }\n",
+        },
+    )
+    result = scan(str(root), load_ruleset(), ScanOptions(jobs=1))
+    kernel_rules = {"CK003", "CK016"}
+    got = [(f.path, f.rule, f.span.line, f.span.column, f.severity) for f in result.findings if f.rule in kernel_rules]
+    assert got == [
+        ("csrc/binding.cpp", "CK016", 2, 1, "minor"),
+        ("csrc/helpers.cuh", "CK016", 3, 3, "minor"),
+        ("csrc/helpers.cuh", "CK016", 5, 17, "minor"),
+        ("csrc/kernel.cu", "CK016", 5, 17, "minor"),
+        ("csrc/kernel.cu", "CK003", 7, 1, "blocker"),
+    ]
+    kinds = [(k.path, k.name, k.kind) for k in result.inventory.kernels if k.rule in kernel_rules]
+    assert kinds == [
+        ("csrc/binding.cpp", "not_cuda_source", "device-helper"),
+        ("csrc/helpers.cuh", "operator()", "device-helper"),
+        ("csrc/helpers.cuh", "ceil_div", "device-helper"),
+        ("csrc/kernel.cu", "twice", "device-helper"),
+        ("csrc/kernel.cu", "scale_kernel", "launched"),
+    ]
+    sources = [(c.path, c.lines, c.kernels, c.device_helpers) for c in result.inventory.cuda_sources]
+    assert sources == [
+        ("csrc/helpers.cuh", 6, 0, 2),
+        ("csrc/instantiations/fwd_hdim128_fp16.cu", 3, 0, 0),
+        ("csrc/kernel.cu", 10, 1, 1),
+    ]
+    inventory = result.to_dict()["inventory"]
+    assert inventory["cuda_sources"][1] == {"path": "csrc/instantiations/fwd_hdim128_fp16.cu", "lines": 3, "kernels": 0, "device_helpers": 0}
+    assert {k["kind"] for k in inventory["kernels"]} >= {"launched", "device-helper"}

@@ -44,21 +44,22 @@ def result(tmp_path: Path) -> ScanResult:
 
 
 def score_text(result: ScanResult) -> str:
-    return f"score {result.score.score:.1f} (grade {result.score.grade})"
+    return f"score {result.score.score:.1f} (grade {result.score.grade}, target {result.target})"
 
 
 def test_exact_lines(result: ScanResult) -> None:
     lines = concise.render(result).splitlines()
     assert lines[:-2] == [
         "csrc/k.cu:1:1: T015 [blocker] kernel",
-        "notebooks/look.ipynb:cell 3:2:1: T001 [major] sync-call message",
+        # a notebook under notebooks/ is supporting code: at most minor
+        "notebooks/look.ipynb:cell 3:2:1: T001 [minor] sync-call message",
         "pkg/evil\\nname.py:2:1: T001 [major] sync-call message",
         "pkg/train.py:3:1: T009 [major] nccl message",
         "pkg/train.py:6:10: T005 [major] item-method message",
     ]
     assert lines[-2].startswith("pkg/broken.py: could not analyze (syntax-error): syntax error at line 2")
     # README.md is not analyzed, broken.py could not be: four files.
-    assert lines[-1] == f"5 findings (1 blocker, 4 major) in 4 files; 1 file could not be analyzed; {score_text(result)}"
+    assert lines[-1] == f"5 findings (1 blocker, 3 major, 1 minor) in 4 files; 1 file could not be analyzed; {score_text(result)}"
     assert not any("T014" in line for line in lines), "suppressed findings are not listed"
 
 
@@ -73,7 +74,7 @@ def test_empty_result_is_just_the_summary(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "clean", {"pkg/model.py": "import torch\nx = torch.zeros(3)\n", "a.py": "print(1)\n"})
     result = scan(str(root), fixture_ruleset(), ScanOptions(jobs=1))
     assert concise.render(result) == f"0 findings in 2 files; {score_text(result)}\n"
-    assert score_text(result) == "score 100.0 (grade A)"
+    assert score_text(result) == "score 100.0 (grade A, target torchtpu)"
 
 
 def test_one_line_per_finding_whatever_the_data(result: ScanResult) -> None:
@@ -122,9 +123,10 @@ def test_baselined_and_outside_diff_are_counted_not_listed(result: ScanResult) -
     findings = [dataclasses.replace(f, **marks.get(f.rule, {})) for f in result.findings]
     lines = concise.render(dataclasses.replace(result, findings=findings, errors=[])).splitlines()
     assert lines == [
-        "notebooks/look.ipynb:cell 3:2:1: T001 [major] sync-call message",
+        # a notebook under notebooks/ is supporting code: at most minor
+        "notebooks/look.ipynb:cell 3:2:1: T001 [minor] sync-call message",
         "pkg/evil\\nname.py:2:1: T001 [major] sync-call message",
-        f"2 findings (2 major) in 4 files (not listed: 2 baselined, 1 outside the diff); {score_text(result)}",
+        f"2 findings (1 major, 1 minor) in 4 files (not listed: 2 baselined, 1 outside the diff); {score_text(result)}",
     ]
     everything_baselined = dataclasses.replace(result, findings=[dataclasses.replace(f, baselined=True) for f in result.findings], errors=[])
     assert concise.render(everything_baselined) == f"0 findings in 4 files (not listed: 5 baselined); {score_text(result)}\n"

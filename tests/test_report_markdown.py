@@ -11,7 +11,9 @@ from conftest import SYNC_NOTEBOOK, fixture_ruleset, write_tree
 
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.reports import markdown
+from tpucheck.reports.judgement import hours
 from tpucheck.result import Inventory, KernelEntry, PackageEntry, ScanResult
+from tpucheck.scoring import PHASE_TITLES
 
 HELP = "https://github.com/tpucheck/tpucheck/blob/main/docs/rules.md"
 
@@ -45,7 +47,8 @@ def test_headline_and_sections(result: ScanResult) -> None:
     lines = lines_of(result)
     score = result.score
     assert lines[0] == (
-        f"**TPU readiness {score.score:.1f}/100 ({score.grade})** · effort {score.effort.low:.0f}–{score.effort.high:.0f} h"
+        f"**TPU readiness {score.score:.1f}/100 ({score.grade}: {score.grade_meaning})** · target TorchTPU"
+        f" · effort {hours(score.effort)} (+ {hours(score.supporting_effort)} tests, examples, benchmarks)"
         f" · training {score.training:.1f} · inference {score.inference:.1f}"
         f" · {result.coverage.files_analyzed} files, {result.coverage.lines_scanned} lines scanned"
     )
@@ -78,13 +81,13 @@ def test_category_plan_and_finding_rows(result: ScanResult) -> None:
 
     item = result.score.plan[0]
     expected = (
-        f"| 1 | [{item.rule}]({HELP}#{item.rule.lower()}) {item.name.replace('_', chr(92) + '_')} | {item.severity} | {item.findings}"
-        f" | {item.score_after:.1f} (+{item.score_gain:.1f}) | {item.effort.low:.1f}–{item.effort.high:.1f} | tpu fix PyTorch/XLA: xla fix |"
+        f"| 1 | {PHASE_TITLES[item.phase]} | [{item.rule}]({HELP}#{item.rule.lower()}) {item.title.replace('_', chr(92) + '_')} | {item.severity}"
+        f" | {item.score_after:.1f} (+{item.score_gain:.1f}) | {item.effort.low:.1f}–{item.effort.high:.1f} | tpu fix |"
     )
     assert expected in lines
 
     assert (
-        f"| major | [T001]({HELP}#t001) | <code>notebooks/look.ipynb:2:1</code> [cell 3] | sync-call message | <code>torch.cuda.synchronize()</code> |"
+        f"| minor | [T001]({HELP}#t001) | <code>notebooks/look.ipynb:2:1</code> [cell 3] | sync-call message | <code>torch.cuda.synchronize()</code> |"
         in lines
     )
     assert any(line.startswith("<details><summary>All ") and line.endswith(" findings</summary>") for line in lines)

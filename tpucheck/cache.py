@@ -53,7 +53,7 @@ from tpucheck.ruleset.model import Ruleset
 CACHE_DIRNAME = ".tpucheck_cache"
 """Discovery never walks into a directory of this name (`ALWAYS_SKIPPED_DIRS`)."""
 
-LAYOUT = "v1"
+LAYOUT = "v2"
 """Bump when the entry format changes: old entries then live in a directory nobody reads."""
 
 MAX_ENTRY_BYTES = 32 * 1024 * 1024
@@ -259,7 +259,7 @@ def _result_to_json(result: FileResult) -> dict[str, Any]:
         "lines": result.lines,
         "parsed": result.parsed,
         "matches": [
-            [m.rule_id, m.span.line, m.span.column, m.span.end_line, m.span.end_column, m.snippet, m.cell, m.guarded, m.detail, m.severity]
+            [m.rule_id, m.span.line, m.span.column, m.span.end_line, m.span.end_column, m.snippet, m.cell, m.guarded, m.detail, m.severity, m.role]
             for m in result.matches
         ],
         "suppressions": [[line, sorted(s.rules), s.reason] for line, s in sorted(result.suppressions.items())],
@@ -304,7 +304,7 @@ def _result_from_json(path: str, kind: str, data: Any) -> FileResult:
         raise _Malformed
     matches = []
     for item in _list(data["matches"]):
-        rule_id, line, column, end_line, end_column, snippet, cell, guarded, detail, severity = _list(item, 10)
+        rule_id, line, column, end_line, end_column, snippet, cell, guarded, detail, severity, role = _list(item, 11)
         matches.append(
             RawMatch(
                 rule_id=_str(rule_id),
@@ -314,6 +314,7 @@ def _result_from_json(path: str, kind: str, data: Any) -> FileResult:
                 guarded=_bool(guarded),
                 detail=_opt_str(detail),
                 severity=_opt_str(severity),
+                role=_opt_str(role),
             )
         )
     suppressions = {}

@@ -88,6 +88,7 @@ def scan_command(
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
     fail_under: float | None = typer.Option(None, "--fail-under", help="Exit 1 when the score is below this (0-100)."),
     fail_on: str | None = typer.Option(None, "--fail-on", help=f"Exit 1 on any new finding at or above this severity: {', '.join(SEVERITIES)}."),
+    target: str | None = typer.Option(None, "--target", "-t", metavar="TARGET", help="Judge against torchtpu (PyTorch's native tpu device, default) or xla (PyTorch/XLA)."),
     select: list[str] | None = typer.Option(None, "--select", help="Only these rules: ids, id prefixes, names or categories (comma-separated or repeated)."),
     ignore: list[str] | None = typer.Option(None, "--ignore", help="Leave out these rules: ids, id prefixes, names or categories."),
     exclude: list[str] | None = typer.Option(None, "--exclude", help="gitignore-style glob of paths to leave out (repeatable)."),
@@ -118,6 +119,7 @@ def scan_command(
         output_format=output_format,
         fail_under=fail_under,
         fail_on=fail_on,
+        target=target,
         jobs=jobs,
         max_file_size=max_file_size,
         file_time_budget=file_time_budget,
@@ -131,6 +133,7 @@ def scan_command(
         raise UsageProblem("--write-baseline needs the whole tree: scan without --shard")
     changed = _changed_lines(root, diff_base)
     ruleset, config, problems = _scan_rules(config, rules, select, ignore)
+    ruleset = ruleset.for_target(settings.target)
     options = ScanOptions(
         exclude=tuple(exclude) if exclude else config.exclude,
         respect_gitignore=settings.respect_gitignore,
@@ -363,7 +366,7 @@ def rules_command(
     if output_format == "json":
         _write_text(json.dumps([ruledocs.rule_to_dict(r) for r in chosen], indent=2, ensure_ascii=False) + "\n", output)
     elif output_format == "markdown":
-        _write_text(ruledocs.markdown_page(chosen), output)
+        _write_text(ruledocs.markdown_page(chosen, ruledocs.judged_by_target(ruleset)), output)
     else:
         _write_rich(ruledocs.terminal_table(chosen), output)
 
@@ -410,11 +413,12 @@ def explain_command(
     _check_format(output_format)
     from tpucheck import ruledocs
 
-    rule = _find_rule(_load_rules(rules, None, None), rule_ref)
+    ruleset = _load_rules(rules, None, None)
+    rule = _find_rule(ruleset, rule_ref)
     if output_format == "json":
         _write_text(json.dumps(ruledocs.rule_to_dict(rule), indent=2, ensure_ascii=False) + "\n", None)
     elif output_format == "markdown":
-        _write_text(ruledocs.markdown_rule(rule), None)
+        _write_text(ruledocs.markdown_rule(rule, ruledocs.judged_by_target(ruleset).get(rule.id)), None)
     else:
         _write_rich(ruledocs.terminal_rule(rule), None)
 

@@ -107,6 +107,7 @@ class Config:
     extend_rules: tuple[Path, ...] = ()
     fail_under: float | None = None
     fail_on: str | None = None
+    target: str | None = None
     format: str | None = None
     jobs: int | None = None
     baseline: Path | None = None
@@ -380,6 +381,12 @@ def _fail_on(value: object, checker: _Checker, key: str) -> str:
     return _one_of(value, SEVERITIES)
 
 
+def _target(value: object, checker: _Checker, key: str) -> str:
+    from tpucheck.ruleset.model import TARGETS
+
+    return _one_of(value, TARGETS)
+
+
 def _format(value: object, checker: _Checker, key: str) -> str:
     return _one_of(value, checker.formats())
 
@@ -529,6 +536,7 @@ _KEYS: dict[str, tuple[str, Check]] = {
     "extend-rules": ("extend_rules", _extend_rules),
     "fail-under": ("fail_under", _fail_under),
     "fail-on": ("fail_on", _fail_on),
+    "target": ("target", _target),
     "format": ("format", _format),
     "jobs": ("jobs", _jobs),
     "baseline": ("baseline", _path),
@@ -714,6 +722,10 @@ fail-on = "blocker"
 
 # Your own YAML rule files or directories, relative to this file (globs and ** allowed).
 # extend-rules = ["tpucheck-rules/*.yaml"]
+
+# What to judge against: "torchtpu" (PyTorch's native tpu device, the default).
+# Or "xla" (PyTorch/XLA), where host syncs and dynamic shapes weigh much more.
+# target = "xla"
 
 # Report format when --format is not given: @FORMATS@.
 # format = "markdown"

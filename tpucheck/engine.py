@@ -36,11 +36,11 @@ from tpucheck.findings import (
     fingerprints,
     suppression_key,
 )
-from tpucheck.result import Coverage, ScanResult, build_inventory
+from tpucheck.result import Coverage, ScanResult, build_inventory, is_cuda_source
 from tpucheck.roles import role_of
 from tpucheck.ruleset.model import Ruleset
 from tpucheck.ruleset.select import rule_selected
-from tpucheck.scoring import compute_score
+from tpucheck.scoring import compute_score, placed_severity
 from tpucheck.sourcetext import SourceTextError, decode
 
 Progress = Callable[[int, int], None]
@@ -342,7 +342,8 @@ def assemble(
         files_skipped=len(skipped),
         lines_scanned=sum(r.lines for r in results if r.error is None),
     )
-    return build_result(root, ruleset, active, suppressed, errors, skipped, coverage, shard=shard)
+    cuda_files = [(r.path, r.lines) for r in results if r.error is None and is_cuda_source(r.path)]
+    return build_result(root, ruleset, active, suppressed, errors, skipped, coverage, shard=shard, cuda_files=cuda_files)
 
 
 def build_result(
@@ -355,15 +356,14 @@ def build_result(
     coverage: Coverage,
     *,
     shard: tuple[int, int] | None = None,
+    cuda_files: Sequence[tuple[str, int]] = (),
 ) -> ScanResult:
     """Sort, score and take inventory: the one place a ScanResult is made, by a scan and by
     `tpucheck merge` alike, so that merged shards score exactly as one scan does."""
     active = sorted(active, key=Finding.sort_key)
     suppressed = sorted(suppressed, key=Finding.sort_key)
     errors = sorted(errors, key=lambda e: (e.path, e.kind, e.message))
-    efforts = {r.id: (r.effort_low, r.effort_high, r.effort_per) for r in ruleset.rules}
-    fixes = {r.id: r.fix for r in ruleset.rules}
-    score = compute_score(active, coverage.lines_scanned, efforts, fixes)
+    score = compute_score(active, ruleset.by_id())
     return ScanResult(
         root=root,
         findings=active,
@@ -372,10 +372,11 @@ def build_result(
         skipped=sorted(skipped, key=lambda s: s.path),
         coverage=coverage,
         score=score,
-        inventory=build_inventory(active),
+        inventory=build_inventory(active, {r.id: r.kernel_kind for r in ruleset.rules if r.kernel_kind}, cuda_files),
         rules=sorted(r.id for r in ruleset.rules),
         rule_data=ruleset.rules,
         shard=shard,
+        target=ruleset.target,
     )
 
 
@@ -401,6 +402,12 @@ def _per_file_ignores(ruleset: Ruleset, entries: tuple[tuple[str, tuple[str, ...
     return ignored_for
 
 
+def _role(found: str | None, file_role: str) -> str:
+    """Supporting code found inside a product file (a `__main__` block, a benchmark or
+    test function) takes its own role; a file already supporting keeps its path's role."""
+    return found if found is not None and file_role in ("library", "script") else file_role
+
+
 def _findings(result: FileResult, rules: dict, ignored_for: IgnoredFor | None = None) -> list[Finding]:
     role = role_of(result.path)
     file_ignore = ignored_for(result.path) if ignored_for else None
@@ -424,7 +431,7 @@ def _findings(result: FileResult, rules: dict, ignored_for: IgnoredFor | None = 
                 rule=rule.id,
                 name=rule.name,
                 category=rule.category,
-                severity=match.severity or rule.severity,
+                severity=placed_severity(match.severity or rule.severity, _role(match.role, role), match.guarded),
                 confidence=rule.confidence,
                 path=result.path,
                 span=match.span,
@@ -433,7 +440,7 @@ def _findings(result: FileResult, rules: dict, ignored_for: IgnoredFor | None = 
                 fix=rule.fix,
                 affects=rule.affects,
                 snippet=match.snippet,
-                role=role,
+                role=_role(match.role, role),
                 guarded=match.guarded,
                 fingerprint=fingerprint,
                 detail=match.detail,

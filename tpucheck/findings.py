@@ -61,11 +61,18 @@ class RawMatch:
     cell: int | None = None
     """1-based notebook cell (counting every cell), with `span` relative to the cell."""
     guarded: bool = False
-    """The match sits on an optional path (try/except ImportError, availability check)."""
+    """Fallback kept: the match sits on a path that only runs when CUDA (or a CUDA-only
+    package) is there, and a non-CUDA path exists (try/except ImportError, availability
+    checks and their early-return forms, `x.is_cuda` / `device.type == "cuda"` branches,
+    CUDA skip conditions on tests)."""
     detail: str | None = None
     """A short name the inventory shows, e.g. a kernel's name or a package's name."""
     severity: str | None = None
     """Set when the place decides the severity (a rule's `where`), else the rule's own."""
+    role: str | None = None
+    """Supporting code inside a library file, decided from the code: "example" (an
+    `if __name__ == "__main__":` block), "benchmark" (a `bench*`/`*_benchmark` function),
+    "test" (a `test_*` function). None: the file's own role (from its path) applies."""
 
 
 @dataclass(frozen=True, slots=True)

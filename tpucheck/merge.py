@@ -18,7 +18,7 @@ from tpucheck import __version__
 from tpucheck.engine import build_result
 from tpucheck.findings import Finding, ScanError, Skipped
 from tpucheck.result import SCHEMA_VERSION, Coverage, ScanResult
-from tpucheck.ruleset.model import Ruleset
+from tpucheck.ruleset.model import DEFAULT_TARGET, TARGETS, Ruleset
 
 _COUNTS = ("files_found", "files_analyzed", "files_parsed", "files_errored", "files_skipped", "lines_scanned")
 
@@ -90,7 +90,10 @@ def merge_reports(paths: list[Path], ruleset: Ruleset) -> ScanResult:
     unknown = sorted(set(rule_ids) - set(known))
     if unknown:
         raise MergeError(f"the reports used rules this merge does not know: {', '.join(unknown[:5])}; pass the same --rules / config as the scan")
-    rules = ruleset.with_rules(tuple(known[rule_id] for rule_id in sorted(rule_ids)))
+    target = _agree([(path, doc.get("summary", {})) for path, doc in documents], "target") or DEFAULT_TARGET
+    if target not in TARGETS:
+        raise MergeError(f"{documents[0][0]}: malformed report (unknown target {target!r})")
+    rules = ruleset.with_rules(tuple(known[rule_id] for rule_id in sorted(rule_ids))).for_target(target)
     inventory = {rule.id: rule.inventory for rule in rules.rules}
     active: list[Finding] = []
     suppressed: list[Finding] = []
@@ -98,6 +101,7 @@ def merge_reports(paths: list[Path], ruleset: Ruleset) -> ScanResult:
     skipped: list[Skipped] = []
     configuration_errors: list[ScanError] = []
     counts = dict.fromkeys(_COUNTS, 0)
+    cuda_files: list[tuple[str, int]] = []
     for path, doc in documents:
         try:
             active += [_finding(entry, inventory, False) for entry in doc["findings"]]
@@ -107,13 +111,20 @@ def merge_reports(paths: list[Path], ruleset: Ruleset) -> ScanResult:
             configuration_errors += [ScanError(e["path"], e["kind"], e["message"]) for e in doc.get("configuration_errors", [])]
             for key in _COUNTS:
                 counts[key] += int(doc["coverage"][key])
+            cuda_files += [(_text(entry["path"]), int(entry["lines"])) for entry in doc["inventory"].get("cuda_sources", [])]
         except (KeyError, TypeError, ValueError) as exc:
             raise MergeError(f"{path}: malformed report ({type(exc).__name__}: {exc})") from None
-    result = build_result(str(root), rules, active, suppressed, errors, skipped, Coverage(**counts))
+    result = build_result(str(root), rules, active, suppressed, errors, skipped, Coverage(**counts), cuda_files=cuda_files)
     result.baseline = gate.get("baseline") if isinstance(gate, dict) else None
     result.diff_base = gate.get("diff_base") if isinstance(gate, dict) else None
     result.configuration_errors = sorted(set(configuration_errors), key=lambda e: (e.path, e.kind, e.message))
     return result
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("a cuda_sources path must be a string")
+    return value
 
 
 def _finding(entry: dict[str, Any], inventory: dict[str, str | None], suppressed: bool) -> Finding:

@@ -6,6 +6,7 @@ here, so the terminal, JSON and later HTML/SARIF views can never disagree.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from tpucheck import __version__
@@ -17,11 +18,12 @@ from tpucheck.findings import (
     Skipped,
     severity_rank,
 )
-from tpucheck.ruleset.model import Rule
+from tpucheck.ruleset.model import DEFAULT_TARGET, Rule
 from tpucheck.scoring import Score
 
-SCHEMA_VERSION = "1.1"
-"""1.1 added root, gate, shard, configuration_errors and the baselined/outside_diff marks."""
+SCHEMA_VERSION = "1.2"
+"""1.1 added root, gate, shard, configuration_errors and the baselined/outside_diff marks;
+1.2 the target, the effort split (supporting, performance), contributors, plan phases."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,29 @@ class KernelEntry:
     line: int
     name: str | None
     rule: str
+    kind: str = "other"
+    """The rule's `kernel_kind`: launched, device-helper, triton, extension ... ("other" when
+    the rule gives none), so effort can price kernels by kind."""
+
+
+CUDA_SOURCE_SUFFIXES: tuple[str, ...] = (".cu", ".cuh")
+
+
+def is_cuda_source(path: str) -> bool:
+    return path.lower().endswith(CUDA_SOURCE_SUFFIXES)
+
+
+@dataclass(frozen=True, slots=True)
+class CudaSource:
+    """One `.cu`/`.cuh` file: counted whatever it holds, because a file that only
+    instantiates templates is still CUDA code to drop or port, and its size is the work."""
+
+    path: str
+    lines: int
+    kernels: int
+    """Launched (`__global__`) kernels defined in it."""
+    device_helpers: int
+    """Device helper functions defined in it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,28 +94,62 @@ class PackageEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class SupportEntry:
+    """TPU or XLA support the code already has (`import torch_xla`, a `"tpu"` branch)."""
+
+    name: str
+    occurrences: int
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Inventory:
     kernels: tuple[KernelEntry, ...]
     packages: tuple[PackageEntry, ...]
     training_findings: int
     inference_findings: int
+    tpu_support: tuple[SupportEntry, ...] = ()
+    cuda_sources: tuple[CudaSource, ...] = ()
+
+    @property
+    def ported_kernels(self) -> tuple[KernelEntry, ...]:
+        """Kernels to port, without the device helper functions that are part of them."""
+        return tuple(k for k in self.kernels if k.kind != "device-helper")
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "kernels": [{"path": k.path, "line": k.line, "name": k.name, "rule": k.rule} for k in self.kernels],
+            "kernels": [{"path": k.path, "line": k.line, "name": k.name, "rule": k.rule, "kind": k.kind} for k in self.kernels],
             "packages": [
                 {"name": p.name, "rule": p.rule, "occurrences": p.occurrences, "paths": list(p.paths), "fix": p.fix}
                 for p in self.packages
             ],
             "workloads": {"training": self.training_findings, "inference": self.inference_findings},
+            "tpu_support": [{"name": t.name, "occurrences": t.occurrences, "paths": list(t.paths)} for t in self.tpu_support],
+            "cuda_sources": [
+                {"path": c.path, "lines": c.lines, "kernels": c.kernels, "device_helpers": c.device_helpers} for c in self.cuda_sources
+            ],
         }
 
 
-def build_inventory(findings: list[Finding]) -> Inventory:
+def build_inventory(
+    findings: list[Finding],
+    kernel_kinds: Mapping[str, str] | None = None,
+    cuda_files: Iterable[tuple[str, int]] = (),
+) -> Inventory:
+    """`kernel_kinds`: rule id -> its kernel_kind; `cuda_files`: (path, lines) of every
+    CUDA source analyzed, which the inventory lists whether or not any rule matched in it."""
+    kinds = kernel_kinds or {}
     kernels = tuple(
-        KernelEntry(f.path, f.span.line, f.detail, f.rule)
+        KernelEntry(f.path, f.span.line, f.detail, f.rule, kinds.get(f.rule, "other"))
         for f in findings
         if f.inventory == "kernel"
+    )
+    per_file: dict[tuple[str, str], int] = {}
+    for kernel in kernels:
+        per_file[kernel.path, kernel.kind] = per_file.get((kernel.path, kernel.kind), 0) + 1
+    cuda_sources = tuple(
+        CudaSource(path, lines, per_file.get((path, "launched"), 0), per_file.get((path, "device-helper"), 0))
+        for path, lines in sorted(set(cuda_files))
     )
     grouped: dict[tuple[str, str], list[Finding]] = {}
     for finding in findings:
@@ -100,8 +159,16 @@ def build_inventory(findings: list[Finding]) -> Inventory:
         PackageEntry(name, rule, len(items), tuple(sorted({f.path for f in items})), items[0].fix)
         for (name, rule), items in sorted(grouped.items())
     )
+    support: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if finding.inventory == "tpu-support":
+            support.setdefault(finding.detail or finding.name, []).append(finding)
     return Inventory(
+        tpu_support=tuple(
+            SupportEntry(name, len(items), tuple(sorted({f.path for f in items}))) for name, items in sorted(support.items())
+        ),
         kernels=kernels,
+        cuda_sources=cuda_sources,
         packages=packages,
         training_findings=sum("training" in f.affects for f in findings),
         inference_findings=sum("inference" in f.affects for f in findings),
@@ -128,6 +195,8 @@ class ScanResult:
     """The git ref whose diff decides which findings are `outside_diff`."""
     shard: tuple[int, int] | None = None
     """(K, N) when this is the K-th of N shards; `tpucheck merge` combines them."""
+    target: str = DEFAULT_TARGET
+    """What the findings were judged against: torchtpu or xla."""
     configuration_errors: list[ScanError] = field(default_factory=list)
     """Problems in config, rule or baseline files: the scan went on without the bad parts,
     and the command exits 2 after reporting."""
@@ -197,9 +266,13 @@ class ScanResult:
             "tool": {"name": "tpucheck", "version": __version__},
             "root": self.root,
             "summary": {
+                "target": self.target,
                 "score": score.score,
                 "grade": score.grade,
+                "grade_meaning": score.grade_meaning,
                 "effort_hours": score.effort.to_dict(),
+                "supporting_effort_hours": score.supporting_effort.to_dict(),
+                "performance_effort_hours": score.performance_effort.to_dict(),
                 "training_score": score.training,
                 "inference_score": score.inference,
                 "files_scanned": self.coverage.files_analyzed,
@@ -209,8 +282,8 @@ class ScanResult:
                 "errors": len(self.errors),
                 "by_severity": self.counts_by_severity(),
                 "by_category": self.counts_by_category(),
-                "size_factor": score.size_factor,
                 "cost": score.cost,
+                "contributors": [c.to_dict() for c in score.contributors],
                 "baselined": self.baselined_count(),
                 "outside_diff": self.outside_diff_count(),
                 "gated": len(self.gated_findings()),

@@ -29,7 +29,9 @@ from tpucheck.ruleset.model import (
     ArgConstraint,
     Example,
     Matcher,
+    TARGETS,
     Rule,
+    Ruleset,
     Where,
 )
 from tpucheck.scoring import CONFIDENCE_FACTOR, SEVERITY_WEIGHT
@@ -38,17 +40,23 @@ REGENERATE_COMMAND = "python -m tpucheck rules --format markdown -o docs/rules.m
 """How docs/rules.md is made; printed in the page itself and by the test that guards it."""
 
 SEVERITY_MEANING = {
-    "blocker": "no TPU path without a rewrite or a replacement: a custom kernel, a CUDA-only package or build",
-    "major": "breaks on a TPU, or runs much slower there, until the code changes",
-    "minor": "a small, mechanical change",
-    "info": "worth knowing before the move; not scored",
+    "blocker": "the product cannot run on the target until it is replaced: a CUDA kernel on the main path with no fallback, a CUDA-only package imported unconditionally, an op registered only for CUDA",
+    "major": "fails or runs wrong on the target until edited, and the edit is known",
+    "minor": "a mechanical rename",
+    "info": "a performance note; not scored",
 }
 
 SEVERITY_STYLE = {"blocker": "bold red", "major": "yellow", "minor": "cyan", "info": "dim"}
 CODE_STYLE = "cyan"
 
 _EFFORT_PER = {"occurrence": "per occurrence", "file": "per file", "project": "once per project"}
-_INVENTORY = {"kernel": "inventory of custom kernels", "package": "inventory of CUDA-only packages"}
+_INVENTORY = {
+    "kernel": "inventory of custom kernels",
+    "package": "inventory of CUDA-only packages",
+    "reference": "inventory of PyTorch reference paths (kernels of the same op cost half)",
+    "tpu-support": "inventory of TPU support the code already has",
+}
+TARGET_NAMES = {"torchtpu": "TorchTPU", "xla": "PyTorch/XLA"}
 
 
 def anchor(rule: Rule) -> str:
@@ -317,8 +325,27 @@ def _md_examples(rule: Rule, title: str, examples: Sequence[Example]) -> list[st
     return out
 
 
-def markdown_rule(rule: Rule) -> str:
-    """One rule's section of docs/rules.md, with its explicit anchor; ends with a newline."""
+def judged_by_target(ruleset: Ruleset) -> dict[str, dict[str, Rule]]:
+    """Each rule as every target judges it (its own `targets:` and the category defaults)."""
+    variants = {target: ruleset.for_target(target).by_id() for target in TARGETS}
+    return {rule.id: {target: variants[target][rule.id] for target in TARGETS} for rule in ruleset.rules}
+
+
+def target_lines(rule: Rule, judged: dict[str, Rule] | None) -> list[str]:
+    """`On TorchTPU: info, major inside torch.compile` when the targets judge it apart."""
+    if not judged or len({(r.severity, r.where) for r in judged.values()}) < 2:
+        return []
+    lines = []
+    for target, variant in judged.items():
+        where = describe_where(variant)
+        said = _md(where) if where is not None else variant.severity
+        lines += [f"**On {TARGET_NAMES.get(target, target)}:** {said}", ""]
+    return lines
+
+
+def markdown_rule(rule: Rule, judged: dict[str, Rule] | None = None) -> str:
+    """One rule's section of docs/rules.md, with its explicit anchor; ends with a newline.
+    `judged`: the rule as each target judges it, when the caller knows the defaults."""
     lines = [
         f'<a id="{anchor(rule)}"></a>',
         "",
@@ -337,6 +364,9 @@ def markdown_rule(rule: Rule) -> str:
     where = describe_where(rule)
     if where is not None:
         lines += [f"**When it applies:** {_md(where)}", ""]
+    lines += target_lines(rule, judged)
+    if rule.unless == "guard":
+        lines += ["**Not reported** inside the condition of a CUDA guard or test skip (`if torch.cuda.is_available():` over CUDA code, `pytest.mark.skipif(...)`); kept where it picks a device.", ""]
     lines += ["**What it matches:**", ""]
     lines += [f"- {_md(describe_matcher(m))}" for m in rule.matchers]
     lines.append("")
@@ -366,7 +396,7 @@ def _by_category(rules: Iterable[Rule]) -> list[tuple[str, list[Rule]]]:
     return sorted(groups.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
 
 
-def markdown_page(rules: Iterable[Rule]) -> str:
+def markdown_page(rules: Iterable[Rule], judged: dict[str, dict[str, Rule]] | None = None) -> str:
     """docs/rules.md: intro, severities, suppression, contents by category, one section per rule."""
     groups = _by_category(rules)
     count = sum(len(members) for _, members in groups)
@@ -384,7 +414,7 @@ def markdown_page(rules: Iterable[Rule]) -> str:
         "",
         "## Severities",
         "",
-        "| severity | meaning | score weight |",
+        "| severity | meaning | weight per hour of work |",
         "|---|---|---|",
     ]
     lines += [f"| {severity} | {meaning} | {SEVERITY_WEIGHT[severity]:g} |" for severity, meaning in SEVERITY_MEANING.items()]
@@ -414,7 +444,7 @@ def markdown_page(rules: Iterable[Rule]) -> str:
     for category, members in groups:
         lines += [f"## {category}", ""]
         for rule in members:
-            lines.append(markdown_rule(rule))
+            lines.append(markdown_rule(rule, (judged or {}).get(rule.id)))
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -16,6 +16,7 @@ from tpucheck.discovery import DEFAULT_MAX_FILE_SIZE
 from tpucheck.engine import default_jobs
 from tpucheck.findings import SEVERITIES
 from tpucheck.reports import FORMATS
+from tpucheck.ruleset.model import DEFAULT_TARGET, TARGETS
 
 
 class SettingsError(Exception):
@@ -27,6 +28,7 @@ class Settings:
     output_format: str = "terminal"
     fail_under: float | None = None
     fail_on: str | None = None
+    target: str = DEFAULT_TARGET
     jobs: int = 1
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     file_time_budget: float = DEFAULT_FILE_TIME_BUDGET
@@ -46,6 +48,7 @@ def resolve_settings(
     output_format: str | None = None,
     fail_under: float | None = None,
     fail_on: str | None = None,
+    target: str | None = None,
     jobs: int | None = None,
     max_file_size: int | None = None,
     file_time_budget: float | None = None,
@@ -59,12 +62,15 @@ def resolve_settings(
         raise SettingsError(f"unknown format {output_format!r}: choose one of {', '.join(FORMATS)}")
     if fail_on is not None and fail_on not in SEVERITIES:
         raise SettingsError(f"unknown severity {fail_on!r} for --fail-on: choose one of {', '.join(SEVERITIES)}")
+    if target is not None and target not in TARGETS:
+        raise SettingsError(f"unknown target {target!r} for --target: choose one of {', '.join(TARGETS)}")
     if fail_under is not None and not 0 <= fail_under <= 100:
         raise SettingsError("--fail-under takes a score from 0 to 100")
     return Settings(
         output_format=_first(output_format, config.format, "terminal"),
         fail_under=_first(fail_under, config.fail_under),
         fail_on=_first(fail_on, config.fail_on),
+        target=_first(target, config.target, DEFAULT_TARGET),
         jobs=_first(jobs, config.jobs) or default_jobs(),
         max_file_size=_first(max_file_size, config.max_file_size, DEFAULT_MAX_FILE_SIZE),
         file_time_budget=_first(file_time_budget, config.file_time_budget, DEFAULT_FILE_TIME_BUDGET),

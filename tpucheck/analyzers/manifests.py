@@ -57,6 +57,10 @@ class Requirement:
     column: int
     end_line: int
     end_column: int
+    extra: str | None = None
+    """The optional extra (or optional group) that asks for it; None for a base dependency.
+    An extra is installed only on request (`pip install pkg[cuda]`), so the CUDA-only
+    package in it is a choice the project offers, not a requirement of the product."""
 
 
 class ManifestError(Exception):
@@ -189,12 +193,12 @@ class _Text:
 
 
 def _make(
-    t: _Text, parsed: tuple[str, str, str], raw: str, ecosystem: str, start: int, end: int
+    t: _Text, parsed: tuple[str, str, str], raw: str, ecosystem: str, start: int, end: int, extra: str | None = None
 ) -> Requirement:
     kind, name, spec = parsed
     line, column = t.pos(start)
     end_line, end_column = t.pos(end)
-    return Requirement(kind, name, spec, raw.strip(), ecosystem, line, column, end_line, end_column)
+    return Requirement(kind, name, spec, raw.strip(), ecosystem, line, column, end_line, end_column, extra)
 
 
 _COMMENT_RE = re.compile(r"(?:^|\s)#")
@@ -590,7 +594,7 @@ def _parse_pyproject(text: str) -> list[Requirement]:
     loc = _TomlLocator(text)
     found: list[Requirement] = []
 
-    def pep508(table: tuple[str, ...], keys: tuple[str, ...], values: Any) -> None:
+    def pep508(table: tuple[str, ...], keys: tuple[str, ...], values: Any, extra: str | None = None) -> None:
         anchor = loc.anchor(table, keys)
         cursor = anchor.start
         for value in _as_list(values):
@@ -604,7 +608,7 @@ def _parse_pyproject(text: str) -> list[Requirement]:
                 span = loc.fallback_span(anchor.fallback)
             else:
                 cursor = span[1]
-            found.append(_make(loc.t, parsed, value, "pip", *span))
+            found.append(_make(loc.t, parsed, value, "pip", *span, extra=extra))
 
     def index(table: tuple[str, ...], keys: tuple[str, ...], url: Any, occurrence: int = 0) -> None:
         if not isinstance(url, str) or not url.strip():
@@ -616,20 +620,27 @@ def _parse_pyproject(text: str) -> list[Requirement]:
     project = _as_table(data.get("project"))
     pep508(("project",), ("dependencies",), project.get("dependencies"))
     for group, values in _as_table(project.get("optional-dependencies")).items():
-        pep508(("project", "optional-dependencies"), (group,), values)
+        pep508(("project", "optional-dependencies"), (group,), values, extra=str(group))
     for group, values in _as_table(data.get("dependency-groups")).items():
         pep508(("dependency-groups",), (group,), values)
     pep508(("build-system",), ("requires",), _as_table(data.get("build-system")).get("requires"))
 
     tool = _as_table(data.get("tool"))
     poetry = _as_table(tool.get("poetry"))
-    poetry_tables: list[tuple[tuple[str, ...], Any]] = [
-        (("tool", "poetry", "dependencies"), poetry.get("dependencies")),
-        (("tool", "poetry", "dev-dependencies"), poetry.get("dev-dependencies")),
+    poetry_tables: list[tuple[tuple[str, ...], Any, str | None]] = [
+        (("tool", "poetry", "dependencies"), poetry.get("dependencies"), None),
+        (("tool", "poetry", "dev-dependencies"), poetry.get("dev-dependencies"), None),
     ]
     for group, body in _as_table(poetry.get("group")).items():
-        poetry_tables.append((("tool", "poetry", "group", group, "dependencies"), _as_table(body).get("dependencies")))
-    for table, deps in poetry_tables:
+        optional_group = str(group) if _as_table(body).get("optional") is True else None
+        poetry_tables.append((("tool", "poetry", "group", group, "dependencies"), _as_table(body).get("dependencies"), optional_group))
+    # `[tool.poetry.extras]` names the extras that pull in each `optional = true` dependency.
+    poetry_extras: dict[str, str] = {}
+    for extra_name, members in _as_table(poetry.get("extras")).items():
+        for member in _as_list(members):
+            if isinstance(member, str):
+                poetry_extras.setdefault(normalize_name(member), str(extra_name))
+    for table, deps, group_extra in poetry_tables:
         anchor = loc.anchor(table)
         for key, value in _as_table(deps).items():
             if key.lower() == "python":
@@ -637,7 +648,11 @@ def _parse_pyproject(text: str) -> list[Requirement]:
             spec = _render_poetry_spec(value)
             span = loc.find_key_line(key, anchor.start, anchor.end) or loc.fallback_span(anchor.fallback)
             raw = text[span[0] : span[1]] or key
-            found.append(_make(loc.t, ("package", normalize_name(key), spec), raw, "pip", *span))
+            name = normalize_name(key)
+            extra = group_extra
+            if extra is None and _poetry_optional(value):
+                extra = poetry_extras.get(name, "optional")
+            found.append(_make(loc.t, ("package", name, spec), raw, "pip", *span, extra=extra))
     for number, source in enumerate(_as_list(poetry.get("source"))):
         index(("tool", "poetry", "source"), ("url",), _as_table(source).get("url"), number)
 
@@ -654,6 +669,15 @@ def _parse_pyproject(text: str) -> list[Requirement]:
 
 
 _POETRY_SPEC_FIELDS = ("version", "url", "git", "path", "source")
+
+
+def _poetry_optional(value: Any) -> bool:
+    """`{version = "...", optional = true}`, or a list of such constraints all optional."""
+    if isinstance(value, dict):
+        return value.get("optional") is True
+    if isinstance(value, list) and value:
+        return all(_poetry_optional(v) for v in value)
+    return False
 
 
 def _render_poetry_spec(value: Any) -> str:
@@ -730,15 +754,23 @@ class _SetupReader:
             return self.strings(node.left, before, depth + 1) + self.strings(node.right, before, depth + 1)
         return []
 
-    def dict_values(self, node: ast.expr, before: int, depth: int = 0) -> list[ast.expr]:
+    def dict_items(self, node: ast.expr, before: int, depth: int = 0) -> list[tuple[str, ast.expr]]:
+        """(extra name, value) of an `extras_require` mapping; a key that is not a string
+        literal is named "?" (still an extra: only installed on request)."""
         self.steps += 1
         if depth > _MAX_RESOLVE_DEPTH or self.steps > _MAX_RESOLVE_STEPS:
             return []
         if isinstance(node, ast.Dict):
-            return [v for v in node.values if v is not None]
+            out: list[tuple[str, ast.expr]] = []
+            for key, value in zip(node.keys, node.values):
+                if key is None:  # `**OTHER`: its items are extras too
+                    out.extend(self.dict_items(value, before, depth + 1))
+                else:
+                    out.append((key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else "?", value))
+            return out
         if isinstance(node, ast.Name):
             bound = self.lookup(node.id, before)
-            return self.dict_values(bound[1], bound[0], depth + 1) if bound else []
+            return self.dict_items(bound[1], bound[0], depth + 1) if bound else []
         return []
 
     def offset(self, line: int, byte_column: int) -> int:
@@ -747,7 +779,7 @@ class _SetupReader:
         prefix = content.encode("utf-8")[:byte_column].decode("utf-8", errors="ignore")
         return self.t.starts[line - 1] + len(prefix)
 
-    def requirements(self, node: ast.Constant) -> list[Requirement]:
+    def requirements(self, node: ast.Constant, extra: str | None = None) -> list[Requirement]:
         """One entry per requirement line of the string (pkg_resources reads a string
         as newline-separated requirements), each spanning its text inside the quotes."""
         if node.end_lineno is None or node.end_col_offset is None:
@@ -774,7 +806,7 @@ class _SetupReader:
                 cursor = span[1]
             else:  # escapes or implicit concatenation: fall back to the whole literal
                 span = (content_start, content_end)
-            out.append(_make(self.t, parsed, entry, "pip", *span))
+            out.append(_make(self.t, parsed, entry, "pip", *span, extra=extra))
         return out
 
 
@@ -801,16 +833,16 @@ def _parse_setup_py(text: str) -> list[Requirement]:
         if not isinstance(call, ast.Call) or not _is_setup_callee(call.func):
             continue
         for keyword in call.keywords:
-            values: list[ast.expr]
+            values: list[tuple[str | None, ast.expr]]
             if keyword.arg in _SETUP_KEYWORDS:
-                values = [keyword.value]
+                values = [(None, keyword.value)]
             elif keyword.arg == "extras_require":
-                values = reader.dict_values(keyword.value, call.lineno)
+                values = list(reader.dict_items(keyword.value, call.lineno))
             else:
                 continue
-            for value in values:
+            for extra, value in values:
                 for string in reader.strings(value, call.lineno):
-                    found.extend(reader.requirements(string))
+                    found.extend(reader.requirements(string, extra))
     return found
 
 
@@ -845,6 +877,7 @@ def _parse_setup_cfg(text: str) -> list[Requirement]:
     collecting = False
     key_indent = -1
     pieces: list[_CfgPiece] = []
+    extra: str | None = None
 
     def flush() -> None:
         entries: list[_CfgPiece] = []
@@ -862,7 +895,7 @@ def _parse_setup_cfg(text: str) -> list[Requirement]:
                 continue
             lead = len(entry) - len(entry.lstrip())
             start = t.starts[piece.line - 1] + piece.start + lead
-            found.append(_make(t, parsed, stripped, "pip", start, start + len(stripped)))
+            found.append(_make(t, parsed, stripped, "pip", start, start + len(stripped), extra=extra))
         pieces.clear()
 
     for number, content in enumerate(t.lines(), start=1):
@@ -887,6 +920,7 @@ def _parse_setup_cfg(text: str) -> list[Requirement]:
         key = content[: delimiter.start()].strip().lower().replace("-", "_")
         key_indent = indent
         collecting = (section == "options" and key in _CFG_REQUIREMENT_KEYS) or section == "options.extras_require"
+        extra = content[: delimiter.start()].strip() if section == "options.extras_require" else None
         value = content[delimiter.end() :]
         if collecting and value.strip():
             if value.strip().startswith("file:"):

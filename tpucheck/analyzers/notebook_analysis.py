@@ -62,7 +62,7 @@ def analyze_notebook(path: str, text: str, index: PythonIndex, dependency_rules:
         if end_cell != cell:
             end_line = line
         span = Span(line, match.span.column, end_line, match.span.end_column)
-        result.matches.append(RawMatch(match.rule_id, span, match.snippet, cell, match.guarded, match.detail, match.severity))
+        result.matches.append(RawMatch(match.rule_id, span, match.snippet, cell, match.guarded, match.detail, match.severity, match.role))
     if analysis.matches:
         for virtual_line, suppression in find_suppressions(module.code).items():
             cell, line = module.to_cell(virtual_line)

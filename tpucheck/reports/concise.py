@@ -3,7 +3,7 @@
     pkg/train.py:12:5: CA001 [major] `torch.cuda.synchronize()` raises ... on a TPU VM, ...
     notebooks/explore.ipynb:cell 3:2:1: CA007 [minor] ...
     pkg/broken.py: could not analyze (syntax-error): syntax error at line 2, column 1: ...
-    3 findings (1 blocker, 2 major) in 15 files; score 71.2 (grade C)
+    3 findings (1 blocker, 2 major) in 15 files; score 71.2 (grade C, target torchtpu)
 
 * Positions are `path:line:col` (1-based, columns in characters), so editors and problem
   matchers can jump to them. A notebook finding reads `path:cell N:line:col`, as ruff
@@ -124,7 +124,7 @@ def summary_line(result: ScanResult) -> str:
         parts.append(f"{_plural(len(result.skipped), 'file')} skipped")
     if result.configuration_errors:
         parts.append(_plural(len(result.configuration_errors), "configuration error"))
-    parts.append(f"score {result.score.score:.1f} (grade {result.score.grade})")
+    parts.append(f"score {result.score.score:.1f} (grade {result.score.grade}, target {result.target})")
     return "; ".join(parts)
 
 

@@ -40,6 +40,8 @@ from pygments.util import ClassNotFound
 from tpucheck import __version__
 from tpucheck.findings import CATEGORIES, SEVERITIES, Finding, severity_rank
 from tpucheck.result import ScanResult
+from tpucheck.reports.judgement import hours, target_label, why_line
+from tpucheck.scoring import PHASE_TITLES
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -85,6 +87,11 @@ def render(result: ScanResult) -> str:
         "category_severity": result.counts_by_category_and_severity(),
         "directories": directory_heat(result.files_by_severity()),
         "plan": score.plan,
+        "phase_titles": PHASE_TITLES,
+        "target": target_label(result.target),
+        "effort": hours(score.effort),
+        "supporting_effort": hours(score.supporting_effort),
+        "why": why_line(result),
         "findings": [_row(f, links) for f in findings],
         "suppressed": [_row(f, links) for f in result.suppressed],
         "links": links,

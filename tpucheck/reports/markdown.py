@@ -24,6 +24,8 @@ from urllib.parse import quote
 from tpucheck.findings import SEVERITIES, Finding, severity_rank
 from tpucheck.prose import first_sentence, shorten
 from tpucheck.result import ScanResult
+from tpucheck.reports.judgement import hours, target_label, why_line
+from tpucheck.scoring import PHASE_TITLES
 
 MAX_ROWS = 10
 """Rows of the plan and top-files tables: a PR comment is read, not searched."""
@@ -92,14 +94,18 @@ def _size(lines: list[str]) -> int:
 def _headline(result: ScanResult) -> list[str]:
     score = result.score
     coverage = result.coverage
+    supporting = f" (+ {hours(score.supporting_effort)} tests, examples, benchmarks)" if score.supporting_effort.high else ""
+    why = why_line(result)
     return [
         (
-            f"**TPU readiness {score.score:.1f}/100 ({_escape(score.grade)})**"
-        f" · effort {score.effort.low:.0f}–{score.effort.high:.0f} h"
+            f"**TPU readiness {score.score:.1f}/100 ({_escape(score.grade)}: {_escape(score.grade_meaning)})**"
+        f" · target {_escape(target_label(result.target))}"
+        f" · effort {_escape(hours(score.effort))}{' ' + _escape(supporting.strip()) if supporting else ''}"
         f" · training {score.training:.1f} · inference {score.inference:.1f}"
         f" · {coverage.files_analyzed:,} files, {coverage.lines_scanned:,} lines scanned"
         ),
         "",
+        *([f"**Why this score:** {_escape(why)}", ""] if why else []),
         *([f"**Gate:** {_escape(scope)}", ""] if (scope := result.gate_scope()) else []),
     ]
 
@@ -107,7 +113,7 @@ def _headline(result: ScanResult) -> list[str]:
 def _inventory(result: ScanResult) -> list[str]:
     inventory = result.inventory
     lines = ["### Inventory", ""]
-    kernels = inventory.kernels
+    kernels = inventory.ported_kernels
     lines += [f"**Custom kernels:** {len(kernels) or 'none'}", ""]
     for kernel in kernels[:MAX_KERNELS]:
         name = _code(kernel.name) if kernel.name else "(unnamed)"
@@ -121,6 +127,9 @@ def _inventory(result: ScanResult) -> list[str]:
         lines.append(f"- {_code(package.name)} ({package.occurrences} {_plural(package.occurrences, 'use')}): {_escape(package.fix, FIX_LIMIT * 2)}")
     if inventory.packages:
         lines.append("")
+    if inventory.tpu_support:
+        shown = ", ".join(f"{_code(t.name)} ({len(t.paths)} {_plural(len(t.paths), 'file')})" for t in inventory.tpu_support)
+        lines += [f"**TPU support already in the code:** {shown}", ""]
     lines += [f"**Work by workload:** training {inventory.training_findings} findings · inference {inventory.inference_findings} findings", ""]
     return lines
 
@@ -144,19 +153,19 @@ def _plan_table(result: ScanResult) -> list[str]:
     lines = [
         "### Migration plan",
         "",
-        "Most cost removed per hour first; *score* is the score reached once the step is done.",
+        "In phases; within a phase, most cost removed per hour first. *score* is the score reached once the step is done.",
         "",
-        _row(["#", "rule", "severity", "findings", "score", "effort h", "fix"]),
-        _rule_row(["r", "l", "l", "r", "r", "r", "l"]),
+        _row(["#", "phase", "step", "severity", "score", "effort h", "fix"]),
+        _rule_row(["r", "l", "l", "l", "r", "r", "l"]),
     ]
     for number, item in enumerate(plan[:MAX_ROWS], start=1):
         lines.append(
             _row(
                 [
                     str(number),
-                    f"{_link(item.rule, links.get(item.rule))} {_escape(item.name)}",
+                    _escape(PHASE_TITLES[item.phase]),
+                    f"{_link(item.rule, links.get(item.rule))} {_escape(item.title)}",
                     _escape(item.severity),
-                    str(item.findings),
                     f"{item.score_after:.1f} (+{item.score_gain:.1f})",
                     f"{item.effort.low:.1f}–{item.effort.high:.1f}",
                     _escape(item.fix, FIX_LIMIT),
@@ -165,7 +174,7 @@ def _plan_table(result: ScanResult) -> list[str]:
         )
     lines.append("")
     if len(plan) > MAX_ROWS:
-        lines += [f"{len(plan) - MAX_ROWS} more rules in the JSON report.", ""]
+        lines += [f"{len(plan) - MAX_ROWS} more steps in the JSON report.", ""]
     return lines
 
 

@@ -37,7 +37,9 @@ def _descriptor(rule_id: str, rule: Rule | None, example: Finding | None) -> dic
     """One reportingDescriptor. Falls back to what a finding carries when the rule itself
     is unknown (a user rule file `write` could not reload), so every ruleIndex resolves."""
     if rule is not None:
-        name, message, fix, docs = rule.name, rule.message, rule.fix, rule.docs
+        # rule help is reference text: both targets' advice, whichever was judged
+        fix = rule.fix_tpu + (f" PyTorch/XLA: {rule.fix_xla}" if rule.fix_xla else "")
+        name, message, docs = rule.name, rule.message, rule.docs
         category, severity, confidence, affects = rule.category, rule.severity, rule.confidence, rule.affects
         help_uri: str | None = rule.help_uri
     elif example is not None:
@@ -193,6 +195,7 @@ def to_sarif(result: ScanResult, rules: dict[str, Rule]) -> dict[str, object]:
                 "invocations": [invocation],
                 "originalUriBaseIds": {SRCROOT: {"uri": _root_uri(result.root)}},
                 "columnKind": "unicodeCodePoints",
+                "properties": {"target": result.target, "score": result.score.score, "grade": result.score.grade},
                 "results": [_result(f, index[f.rule], rules.get(f.rule), result.baseline is not None) for f in findings],
             }
         ],

@@ -18,12 +18,15 @@ from tpucheck import __version__
 from tpucheck.findings import SEVERITIES, Finding, severity_rank
 from tpucheck.prose import first_sentence, shorten
 from tpucheck.reports.concise import line_safe_path
+from tpucheck.reports.judgement import hours, phase_summary, plan_phases, target_label, why_line
 from tpucheck.result import ScanResult
+from tpucheck.scoring import PHASE_TITLES
 
 SEVERITY_STYLE = {"blocker": "bold red", "major": "yellow", "minor": "cyan", "info": "dim"}
 GRADE_STYLE = {"A": "bold green", "B": "green", "C": "yellow", "D": "red", "F": "bold red"}
 MAX_FINDINGS = 40
 MAX_ROWS = 10
+MAX_STEPS_PER_PHASE = 5
 
 
 def write(result: ScanResult, stream: TextIO, colour: bool = True) -> None:
@@ -38,7 +41,10 @@ def _blocks(result: ScanResult) -> list[object]:
     score = result.score
     coverage = result.coverage
     blocks: list[object] = [
-        Text.assemble(("tpucheck ", "bold"), (__version__, "dim"), " · ", (result.root, "bold"), f" · {coverage.files_analyzed} files, {coverage.lines_scanned:,} lines"),
+        Text.assemble(
+            ("tpucheck ", "bold"), (__version__, "dim"), " · ", (result.root, "bold"),
+            f" · {coverage.files_analyzed} files, {coverage.lines_scanned:,} lines · target ", (target_label(result.target), "bold"),
+        ),
         _inventory(result),
     ]
     grade_style = GRADE_STYLE.get(score.grade, "bold")
@@ -47,10 +53,15 @@ def _blocks(result: ScanResult) -> list[object]:
         (f"{score.score:.1f}/100", grade_style),
         "  grade ",
         (score.grade, grade_style),
-        f"   effort {score.effort.low:.0f}-{score.effort.high:.0f} h",
+        f" ({score.grade_meaning})",
+        f"\neffort {hours(score.effort)}",
+        f" + {hours(score.supporting_effort)} tests, examples, benchmarks" if score.supporting_effort.high else "",
         f"   training {score.training:.1f} · inference {score.inference:.1f}",
     )
     blocks.append(Panel(headline, expand=False))
+    why = why_line(result)
+    if why:
+        blocks.append(Text.assemble(("Why this score: ", "bold"), why))
     scope = result.gate_scope()
     if scope:
         blocks.append(Text.assemble(("Gate: ", "bold"), scope, " (the findings table lists the new ones)"))
@@ -71,7 +82,7 @@ def _inventory(result: ScanResult) -> Panel:
     lines = Table.grid(padding=(0, 2))
     lines.add_column(style="bold")
     lines.add_column()
-    kernels = inventory.kernels
+    kernels = inventory.ported_kernels
     if kernels:
         named = [k.name or f"{k.path}:{k.line}" for k in kernels]
         shown = ", ".join(named[:8]) + (f", … (+{len(named) - 8})" if len(named) > 8 else "")
@@ -83,6 +94,8 @@ def _inventory(result: ScanResult) -> Panel:
         lines.add_row("CUDA-only packages", ", ".join(names))
     else:
         lines.add_row("CUDA-only packages", "none")
+    if inventory.tpu_support:
+        lines.add_row("TPU support already", ", ".join(f"{t.name} ({len(t.paths)} files)" for t in inventory.tpu_support))
     lines.add_row("Work by workload", f"training {inventory.training_findings} findings · inference {inventory.inference_findings} findings")
     return Panel(lines, title="Inventory", title_align="left", expand=False)
 
@@ -101,21 +114,25 @@ def _category_table(result: ScanResult) -> Table:
 
 
 def _plan_table(result: ScanResult) -> Table:
-    table = Table(title="Migration plan (most cost removed per hour first; score reached once each step is done)", title_justify="left", show_edge=False)
-    for name, justify in (("#", "right"), ("rule", "left"), ("severity", "left"), ("findings", "right"), ("score", "right"), ("effort h", "right"), ("fix", "left")):
+    table = Table(title="Migration plan, in phases (score reached once each step is done)", title_justify="left", show_edge=False)
+    for name, justify in (("#", "right"), ("step", "left"), ("severity", "left"), ("score", "right"), ("effort h", "right"), ("fix", "left")):
         table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
-    for number, item in enumerate(result.score.plan[:MAX_ROWS], start=1):
-        table.add_row(
-            str(number),
-            f"{item.rule} {item.name}",
-            Text(item.severity, style=SEVERITY_STYLE[item.severity]),
-            str(item.findings),
-            f"{item.score_after:.1f} (+{item.score_gain:.1f})",
-            f"{item.effort.low:.1f}-{item.effort.high:.1f}",
-            shorten(item.fix, 70),
-        )
-    if len(result.score.plan) > MAX_ROWS:
-        table.caption = f"{len(result.score.plan) - MAX_ROWS} more rules in the JSON report"
+    number = 0
+    for phase, items in plan_phases(result.score.plan):
+        table.add_row("", Text(f"{PHASE_TITLES[phase]}: {phase_summary(items)}", style="bold"), "", "", "", "")
+        for item in items[:MAX_STEPS_PER_PHASE]:
+            number += 1
+            table.add_row(
+                str(number),
+                f"{item.rule} {item.title}",
+                Text(item.severity, style=SEVERITY_STYLE[item.severity]),
+                f"{item.score_after:.1f} (+{item.score_gain:.1f})",
+                f"{item.effort.low:.1f}-{item.effort.high:.1f}",
+                shorten(first_sentence(item.fix), 70),
+            )
+        if len(items) > MAX_STEPS_PER_PHASE:
+            table.add_row("", Text(f"… {len(items) - MAX_STEPS_PER_PHASE} more steps in this phase (JSON report)", style="dim"), "", "", "", "")
+        number += max(0, len(items) - MAX_STEPS_PER_PHASE)
     return table
 
 

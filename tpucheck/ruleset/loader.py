@@ -24,9 +24,11 @@ from tpucheck.ruleset.model import (
     DeviceContext,
     Example,
     Matcher,
+    HostData,
     OptionalPaths,
     Rule,
     Ruleset,
+    TargetOverride,
     Where,
 )
 from tpucheck.yamlsource import LocatedYaml, YamlSourceError, load_located
@@ -109,6 +111,8 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
     device: DeviceContext | None = None
     places: dict[str, Where] = {}
     optional = OptionalPaths()
+    target_defaults: dict[tuple[str, str], TargetOverride] = {}
+    host = HostData()
     for path in files:
         display = _display(path)
         try:
@@ -124,15 +128,22 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
         places.update(contexts.places or {})
         if contexts.optional is not None:
             optional = contexts.optional
+        target_defaults.update(contexts.targets or {})
+        if contexts.host is not None:
+            host = contexts.host
     problems.extend(_duplicates(rules))
     problems.extend(_unknown_superseded(rules))
     rules, place_problems = resolve_places(rules, places)
     problems.extend(place_problems)
+    defaults, default_problems = _resolve_target_defaults(target_defaults, places)
+    problems.extend(default_problems)
     ruleset = Ruleset(
         rules=tuple(sorted(rules, key=lambda r: r.id)),
         device=device or DeviceContext(),
         sources=tuple(_display(p) for p in files),
         optional=optional,
+        target_defaults=defaults,
+        host=host,
     )
     return ruleset, problems
 
@@ -152,6 +163,9 @@ class FileContexts:
     device: DeviceContext | None = None
     places: dict[str, Where] | None = None
     optional: OptionalPaths | None = None
+    targets: dict[tuple[str, str], TargetOverride] | None = None
+    """(target, category) -> override, from `contexts.targets`."""
+    host: HostData | None = None
 
 
 def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, list[RuleProblem]]:
@@ -181,7 +195,16 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
         tests = _Problems(doc, display)
         optional = OptionalPaths(frozenset(contexts["optional"]["exceptions"]), tests.regex(contexts["optional"]["tests"], ("contexts", "optional", "tests")))
         problems.extend(tests.items)
-    return rules, FileContexts(device, places or None, optional), problems
+    targets = {
+        (target, category): _target_override(raw)
+        for target, section in contexts.get("targets", {}).items()
+        for category, raw in section.get("categories", {}).items()
+    }
+    host = None
+    if "host" in contexts:
+        raw_host = contexts["host"]
+        host = HostData(*(frozenset(raw_host.get(key, ())) for key in ("methods", "results", "modules", "annotations")))
+    return rules, FileContexts(device, places or None, optional, targets or None, host), problems
 
 
 def _field(path: Iterable[str | int]) -> str:
@@ -388,6 +411,8 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
                 needles.extend(derived)
     examples = raw["examples"]
     effort = raw["effort"]
+    if "kernel_kind" in raw and _inventory(raw) != "kernel":
+        problems.add((*path, "kernel_kind"), "kernel_kind is only for rules with `inventory: kernel`")
     if effort["low"] > effort["high"]:
         problems.add((*path, "effort", "low"), "effort.low is greater than effort.high")
     rule = Rule(
@@ -410,10 +435,55 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         pass_examples=tuple(_example(e) for e in examples["pass"]),
         source=f"{display}:{doc.line_of(path) or 0}",
         inventory=_inventory(raw),
+        kernel_kind=raw.get("kernel_kind"),
         supersedes=tuple(raw.get("supersedes", ())),
         where=_where(raw.get("where")),
+        targets=tuple((target, _target_override(override)) for target, override in sorted(raw.get("targets", {}).items())),
+        unless=raw.get("unless"),
     )
     return (None if problems.items else rule), problems.items
+
+
+def _target_override(raw: dict[str, Any]) -> TargetOverride:
+    effort = raw.get("effort")
+    return TargetOverride(
+        severity=raw.get("severity"),
+        cap=raw.get("cap"),
+        where=_where(raw.get("where")),
+        confidence=raw.get("confidence"),
+        effort=(float(effort["low"]), float(effort["high"]), effort.get("per", "occurrence")) if effort else None,
+    )
+
+
+def _resolve_override(override: TargetOverride, places: dict[str, Where]) -> TargetOverride | str:
+    """The override with a named place resolved, or the name when no place has it."""
+    where = override.where
+    if where is None or where.resolved:
+        return override
+    place = places.get(where.name or "")
+    if place is None:
+        return where.name or ""
+    return replace(override, where=replace(place, name=where.name))
+
+
+def _unknown_place(source: str, field: str, name: str, places: dict[str, Where]) -> RuleProblem:
+    file, _, line = source.rpartition(":")
+    known = ", ".join(sorted(places)) or "none defined"
+    return RuleProblem(file or source, int(line) if line.isdigit() and int(line) else None, field, f"unknown place {name!r} (known: {known})")
+
+
+def _resolve_target_defaults(
+    defaults: dict[tuple[str, str], TargetOverride], places: dict[str, Where]
+) -> tuple[tuple[tuple[str, str, TargetOverride], ...], list[RuleProblem]]:
+    resolved = []
+    problems = []
+    for (target, category), override in sorted(defaults.items()):
+        outcome = _resolve_override(override, places)
+        if isinstance(outcome, str):
+            problems.append(_unknown_place("rules/contexts.yaml", f"contexts.targets.{target}.categories.{category}.where", outcome, places))
+            continue
+        resolved.append((target, category, outcome))
+    return tuple(resolved), problems
 
 
 def resolve_places(rules: list[Rule], places: dict[str, Where]) -> tuple[list[Rule], list[RuleProblem]]:
@@ -430,7 +500,14 @@ def resolve_places(rules: list[Rule], places: dict[str, Where]) -> tuple[list[Ru
                 problems.append(RuleProblem(file, int(line) or None, f"rule {rule.id} where", f"unknown place {where.name!r} (known: {known})"))
                 continue
             rule = replace(rule, where=replace(place, name=where.name))
-        resolved.append(rule)
+        targets = []
+        for target, override in rule.targets:
+            outcome = _resolve_override(override, places)
+            if isinstance(outcome, str):
+                problems.append(_unknown_place(rule.source, f"rule {rule.id} targets.{target}.where", outcome, places))
+                outcome = replace(override, where=None)
+            targets.append((target, outcome))
+        resolved.append(replace(rule, targets=tuple(targets)))
     return resolved, problems
 
 

@@ -7,12 +7,18 @@ and normalized (pattern lists), so that analyzers never re-interpret YAML.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 HELP_BASE = "https://github.com/tpucheck/tpucheck/blob/main/docs/rules.md"
 """Where docs/rules.md is published; the one place to change when the project moves."""
 
-PYTHON_KINDS = ("call", "reference", "import", "decorator", "method", "attribute", "keyword", "string")
+TARGETS: tuple[str, ...] = ("torchtpu", "xla")
+"""What a scan judges against: PyTorch's native TorchTPU device (eager, the default) or
+PyTorch/XLA (lazy graphs, where host syncs and dynamic shapes cost far more)."""
+DEFAULT_TARGET = "torchtpu"
+_SEVERITY_ORDER = ("blocker", "major", "minor", "info")
+
+PYTHON_KINDS = ("call", "reference", "import", "decorator", "method", "attribute", "keyword", "string", "define")
 MATCHER_KINDS = (*PYTHON_KINDS, "native", "dependency", "file")
 
 
@@ -71,6 +77,31 @@ class Where:
 
 
 @dataclass(frozen=True, slots=True)
+class TargetOverride:
+    """How a rule is judged on one target; None keeps the rule's own value."""
+
+    severity: str | None = None
+    cap: str | None = None
+    """At most this severity (a lower one is kept)."""
+    where: Where | None = None
+    confidence: str | None = None
+    effort: tuple[float, float, str] | None = None
+
+    def apply(self, rule: Rule) -> Rule:
+        severity = self.severity or rule.severity
+        if self.cap is not None and _SEVERITY_ORDER.index(severity) < _SEVERITY_ORDER.index(self.cap):
+            severity = self.cap
+        changes: dict[str, object] = {"severity": severity}
+        if self.where is not None:
+            changes["where"] = self.where
+        if self.confidence is not None:
+            changes["confidence"] = self.confidence
+        if self.effort is not None:
+            changes["effort_low"], changes["effort_high"], changes["effort_per"] = self.effort
+        return replace(rule, **changes)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
 class Example:
     code: str
     path: str | None = None
@@ -100,10 +131,21 @@ class Rule:
     source: str
     """The rule file and line, for messages."""
     inventory: str | None = None
-    """"kernel" or "package": the report's inventory lists this rule's findings."""
+    """"kernel", "package" or "tpu-support" (TPU/XLA support the code already has): the
+    report's inventory lists this rule's findings."""
+    kernel_kind: str | None = None
+    """For `inventory: kernel`: what sort of kernel work a finding is (launched, device-helper,
+    triton, extension ...), so effort can price kernels by kind."""
     supersedes: tuple[str, ...] = ()
     """Rule ids whose findings within this rule's findings are dropped."""
     where: Where | None = None
+    targets: tuple[tuple[str, TargetOverride], ...] = ()
+    """Per-target judgement from the rule's own `targets:`; it beats category defaults."""
+    target: str = DEFAULT_TARGET
+    """The target this rule is judged for (set by `Ruleset.for_target`)."""
+    unless: str | None = None
+    """"guard": not reported inside the condition of a CUDA guard or test skip (the
+    availability check that keeps a fallback is not itself work to do)."""
 
     @property
     def anchor(self) -> str:
@@ -117,9 +159,13 @@ class Rule:
 
     @property
     def fix(self) -> str:
-        if self.fix_xla:
-            return f"{self.fix_tpu} PyTorch/XLA: {self.fix_xla}"
+        """The advice for the judged target: TorchTPU's, or PyTorch/XLA's where it differs."""
+        if self.target == "xla" and self.fix_xla:
+            return self.fix_xla
         return self.fix_tpu
+
+    def override_for(self, target: str) -> TargetOverride | None:
+        return next((o for t, o in self.targets if t == target), None)
 
     def kinds(self) -> frozenset[str]:
         return frozenset(m.kind for m in self.matchers)
@@ -145,15 +191,45 @@ class OptionalPaths:
 
 
 @dataclass(frozen=True, slots=True)
+class HostData:
+    """Values known to live on the host, so that method-name rules (`.item()`, `.all()`)
+    on them are no device syncs: a light flow within one function."""
+
+    methods: frozenset[str] = frozenset()
+    """Method-name matchers that are dropped when their receiver is host data."""
+    results: frozenset[str] = frozenset()
+    """Methods whose result is host data (`.cpu()`, `.numpy()`, `.tolist()`, `.item()`)."""
+    modules: frozenset[str] = frozenset()
+    """Top-level modules whose calls return host data (`numpy`)."""
+    annotations: frozenset[str] = frozenset()
+    """Qualified parameter annotations that mean host data (`numpy.ndarray`)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Ruleset:
     rules: tuple[Rule, ...]
     device: DeviceContext
     sources: tuple[str, ...] = ()
     """The rule files it was loaded from, for the report."""
     optional: OptionalPaths = field(default_factory=OptionalPaths)
+    target_defaults: tuple[tuple[str, str, TargetOverride], ...] = ()
+    """(target, category, override) from `contexts.targets`: how a category is judged on a
+    target unless a rule says otherwise."""
+    target: str = DEFAULT_TARGET
+    host: HostData = field(default_factory=HostData)
 
     def by_id(self) -> dict[str, Rule]:
         return {rule.id: rule for rule in self.rules}
 
     def with_rules(self, rules: tuple[Rule, ...]) -> Ruleset:
-        return Ruleset(rules=rules, device=self.device, sources=self.sources, optional=self.optional)
+        return replace(self, rules=rules)
+
+    def for_target(self, target: str) -> Ruleset:
+        """Every rule judged for `target`: its own override, else its category's, else as written."""
+        defaults = {category: override for t, category, override in self.target_defaults if t == target}
+        rules = []
+        for rule in self.rules:
+            override = rule.override_for(target) or defaults.get(rule.category)
+            judged = override.apply(rule) if override is not None else rule
+            rules.append(replace(judged, target=target))
+        return replace(self, rules=tuple(rules), target=target)

@@ -150,6 +150,8 @@ def _matches(text: str, module: cst.Module, index: PythonIndex) -> list[RawMatch
             end_column = _shifted(shifts, end_line, end_column)
         rule = hit.rule_matcher[0]
         rule_id = rule.id
+        if hit.on_host or (hit.guard_test and rule.unless == "guard"):
+            continue
         severity = None
         if rule.where is not None and not _inside(rule.where, hit):
             if rule.where.otherwise == "skip":
@@ -170,6 +172,7 @@ def _matches(text: str, module: cst.Module, index: PythonIndex) -> list[RawMatch
                 guarded=hit.guarded,
                 detail=hit.detail,
                 severity=severity,
+                role=hit.role,
             )
         )
     return matches
@@ -181,6 +184,8 @@ def _shifted(shifts: dict[int, tuple[int, int]], line: int, column: int) -> int:
 
 
 def _inside(where: Where, hit: Hit) -> bool:
+    if hit.periodic:  # `if step % N == 0:` runs once every N steps: not per-step code
+        return False
     if where.loop and hit.in_loop:
         return True
     if where.functions and any(fnmatchcase(f, p) for f in hit.functions for p in where.functions):

@@ -25,6 +25,8 @@ class PythonIndex:
     method: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
     attribute: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
     keyword: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
+    define: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
+    """Function names: a `*_ref` definition is a PyTorch reference path of a kernel."""
     strings: list[RuleMatcher] = field(default_factory=list)
     device: DeviceContext = field(default_factory=DeviceContext)
     needles: tuple[tuple[str, ...], ...] = ()
@@ -33,6 +35,10 @@ class PythonIndex:
     (DeepSpeed importing `deepspeed` is not a DeepSpeed dependency)."""
     guard_exceptions: frozenset[str] = frozenset()
     guard_tests: re.Pattern[str] | None = None
+    host_methods: frozenset[str] = frozenset()
+    host_results: frozenset[str] = frozenset()
+    host_modules: frozenset[str] = frozenset()
+    host_annotations: frozenset[str] = frozenset()
 
     @property
     def any_rules(self) -> bool:
@@ -54,7 +60,12 @@ class PythonIndex:
 
 
 def build_python_index(ruleset: Ruleset) -> PythonIndex:
-    index = PythonIndex(device=ruleset.device, guard_exceptions=ruleset.optional.exceptions, guard_tests=ruleset.optional.tests)
+    index = PythonIndex(device=ruleset.device, guard_exceptions=ruleset.optional.exceptions, guard_tests=ruleset.optional.tests,
+        host_methods=ruleset.host.methods,
+        host_results=ruleset.host.results,
+        host_modules=ruleset.host.modules,
+        host_annotations=ruleset.host.annotations,
+    )
     tables = {
         "call": index.call,
         "reference": index.reference,
@@ -63,6 +74,7 @@ def build_python_index(ruleset: Ruleset) -> PythonIndex:
         "method": index.method,
         "attribute": index.attribute,
         "keyword": index.keyword,
+        "define": index.define,
     }
     needles: dict[tuple[str, ...], None] = {}
     for rule in ruleset.rules:

@@ -10,6 +10,7 @@ sits on an optional path (try/except ImportError, an availability check).
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -70,6 +71,15 @@ class Hit:
     """Enclosing function names, outermost first."""
     decorators: tuple[str, ...] = ()
     """Resolved decorators of the enclosing functions."""
+    guard_test: bool = False
+    """Inside the condition of a CUDA guard or test skip (`if torch.cuda.is_available():`
+    over CUDA code, `skipif(not torch.cuda.is_available())`): a rule with `unless: guard`
+    is not reported there, since the check is what keeps the fallback."""
+    periodic: bool = False
+    """Under `if step % N == 0:`: runs every N steps, not per step, so not a hot place."""
+    role: str | None = None
+    on_host: bool = False
+    """A method call whose receiver is known to live on the host (NumPy, `.cpu()`, literals)."""
 
 
 class Walker:
@@ -96,13 +106,44 @@ class Walker:
         self.functions: tuple[str, ...] = ()
         self.decorators: tuple[str, ...] = ()
         self._device_names = index.device.names
+        self.guard_test = False
+        self.periodic_depth = 0
+        self.role: str | None = None
+        self.host_names: set[str] = set()
+        """Simple names of the current function known to hold host data (last assignment wins)."""
+        self.receiver_on_host = False
 
     # -- entry -------------------------------------------------------------------------
 
     def run(self, module: cst.Module) -> list[Hit]:
         self._bind_module_imports(module.body)
-        self.walk_all(module.body)
+        # `pytestmark = pytest.mark.skipif(<no CUDA>)` skips every test of the module.
+        marked = any(_module_skip_mark(self, statement) for statement in module.body)
+        self.guard_depth += marked
+        self.walk_block(module.body)
+        self.guard_depth -= marked
         return self.hits
+
+    def walk_block(self, statements: object) -> None:
+        """Statements in order; after an early exit on "no CUDA" (`if not
+        torch.cuda.is_available(): return fallback(x)`, `pytest.skip(...)`,
+        `pytest.importorskip("flash_attn")`) the rest of the block is the CUDA path."""
+        raised = 0
+        try:
+            for statement in statements:  # type: ignore[attr-defined]
+                self.guard_test = _module_skip_mark(self, statement)
+                try:
+                    self.walk(statement)
+                finally:
+                    self.guard_test = False
+                if not raised and _exits_without_cuda(self, statement):
+                    raised = 1
+                    self.guard_depth += 1
+        finally:
+            self.guard_depth -= raised
+
+    def on_indented_block(self, node: cst.IndentedBlock, ctx: str | None) -> None:
+        self.walk_block(node.body)
 
     def _bind_module_imports(self, statements: object) -> None:
         """Module-level imports, and aliases assigned from them (`sync =
@@ -159,8 +200,12 @@ class Walker:
             self.walk(child, ctx)
 
     def hit(self, rule_matcher: RuleMatcher, node: cst.CSTNode, detail: str | None = None, start: cst.CSTNode | None = None) -> None:
+        on_host = self.receiver_on_host and rule_matcher[1].kind == "method"
         self.hits.append(
-            Hit(rule_matcher, node, self.guard_depth > 0, detail, start, self.loop_depth > 0, self.functions, self.decorators)
+            Hit(
+                rule_matcher, node, self.guard_depth > 0, detail, start, self.loop_depth > 0, self.functions, self.decorators,
+                self.guard_test, self.periodic_depth > 0, self.role, on_host,
+            )
         )
 
     # -- names -------------------------------------------------------------------------
@@ -296,14 +341,23 @@ class Walker:
         if qualified is not None:
             for rule_matcher in self.lookup(index.call, func, qualified):
                 if _args_hold(self, rule_matcher[1], node):
-                    self.hit(rule_matcher, node, detail=_label(self, rule_matcher[1], node))
+                    label = _label(self, rule_matcher[1], node)
+                    if label is None and rule_matcher[0].inventory == "tpu-support":
+                        label = qualified  # the inventory names what was found
+                    self.hit(rule_matcher, node, detail=label)
         if isinstance(func, cst.Attribute):
             parts = dotted(func)
             if parts is None or not self.scope.is_module(parts[0]):
                 method = func.attr.value
-                for rule_matcher in index.method.lookup(method):
-                    if _args_hold(self, rule_matcher[1], node):
-                        self.hit(rule_matcher, node, start=func.attr)
+                rule_matchers = index.method.lookup(method)
+                if rule_matchers:
+                    self.receiver_on_host = method in index.host_methods and self.on_host(func.value)
+                    try:
+                        for rule_matcher in rule_matchers:
+                            if _args_hold(self, rule_matcher[1], node):
+                                self.hit(rule_matcher, node, start=func.attr)
+                    finally:
+                        self.receiver_on_host = False
         if index.keyword:
             callees = self.alternatives(func, qualified)
             for arg in node.args:
@@ -354,26 +408,46 @@ class Walker:
         # A decorator stacked on the function sees its siblings (`@torch.compile` over
         # `@torch.inference_mode()`), as code in the body does.
         self.decorated, self.decorators = node.name.value, (*outer_decorators, *resolved)
+        skipped = False
         try:
-            self.walk_all(node.decorators)
+            for decorator in node.decorators:
+                if _is_cuda_skip_decorator(self, decorator.decorator):
+                    skipped = True
+                    self.guard_test = True
+                try:
+                    self.walk(decorator)
+                finally:
+                    self.guard_test = False
         finally:
             self.decorated, self.decorators = None, outer_decorators
-        if isinstance(node, cst.ClassDef):
-            self.walk_all(node.bases)
-            self.walk_all(node.keywords)
-            self.walk(node.body)
-            return
-        self._walk_params(node.params)
-        if node.returns is not None:
-            self.walk(node.returns)
-        outer, outer_loops, outer_functions = self.scope, self.loop_depth, self.functions
-        self.scope, self.loop_depth = Scope(outer, node), 0
-        self.functions, self.decorators = (*outer_functions, node.name.value), (*outer_decorators, *resolved)
+        outer_role = self.role
+        if outer_role is None:
+            self.role = _role_of_function(node.name.value, resolved)
+        self.guard_depth += skipped
         try:
-            self.walk(node.body)
+            if isinstance(node, cst.ClassDef):
+                self.walk_all(node.bases)
+                self.walk_all(node.keywords)
+                self.walk(node.body)
+                return
+            if self.index.define:
+                for rule_matcher in self.index.define.lookup(node.name.value):
+                    self.hit(rule_matcher, node.name, detail=node.name.value)
+            self._walk_params(node.params)
+            if node.returns is not None:
+                self.walk(node.returns)
+            outer, outer_loops, outer_functions, outer_host = self.scope, self.loop_depth, self.functions, self.host_names
+            self.scope, self.loop_depth = Scope(outer, node), 0
+            self.host_names = {p.name.value for p in node.params.params if p.annotation is not None and _host_annotation(self, p.annotation.annotation)}
+            self.functions, self.decorators = (*outer_functions, node.name.value), (*outer_decorators, *resolved)
+            try:
+                self.walk(node.body)
+            finally:
+                self.scope, self.loop_depth, self.host_names = outer, outer_loops, outer_host
+                self.functions, self.decorators = outer_functions, outer_decorators
         finally:
-            self.scope, self.loop_depth = outer, outer_loops
-            self.functions, self.decorators = outer_functions, outer_decorators
+            self.guard_depth -= skipped
+            self.role = outer_role
 
     def on_lambda(self, node: cst.Lambda, ctx: str | None) -> None:
         self._walk_params(node.params)
@@ -430,15 +504,39 @@ class Walker:
             self.walk(node.finalbody)
 
     def on_if(self, node: cst.If, ctx: str | None) -> None:
-        self.walk(node.test)
-        guarded = _mentions_guard(node.test, self.index)
-        self.guard_depth += guarded
+        available = _mentions_guard(node.test, self.index)
+        polarity = _cuda_polarity(self, node.test)
+        skip = polarity < 0 and _is_exit(node.body)
+        self.guard_test = available and (polarity > 0 or skip)
         try:
-            self.walk(node.body)
-            if node.orelse is not None:
-                self.walk(node.orelse)
+            self.walk(node.test)
         finally:
-            self.guard_depth -= guarded
+            self.guard_test = False
+        # An availability check marks both branches (the existing contract); a device
+        # test (`x.is_cuda`, `device.type == "cuda"`) marks the branch that is CUDA.
+        body_guarded = available or polarity > 0
+        # `if <xla/tpu>: ... else: <CUDA>`: the CUDA branch has a TPU sibling.
+        else_guarded = available or (polarity < 0 and not skip) or _tpu_test(self, node.test)
+        periodic = _is_periodic(node.test)
+        outer_role = self.role
+        if outer_role is None and _is_main_test(node.test):
+            self.role = "example"
+        self.periodic_depth += periodic
+        try:
+            self.guard_depth += body_guarded
+            try:
+                self.walk(node.body)
+            finally:
+                self.guard_depth -= body_guarded
+        finally:
+            self.periodic_depth -= periodic
+            self.role = outer_role
+        if node.orelse is not None:
+            self.guard_depth += else_guarded
+            try:
+                self.walk(node.orelse)
+            finally:
+                self.guard_depth -= else_guarded
 
     # -- device contexts -----------------------------------------------------------------
 
@@ -462,6 +560,30 @@ class Walker:
             device = device or self._is_device_target(target.target)
         self.walk(node.value, ASSIGNMENT if device else None)
         self._bind_targets([t.target for t in node.targets], node.value)
+        host = self.on_host(node.value)
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                if host:
+                    self.host_names.add(target.target.value)
+                else:
+                    self.host_names.discard(target.target.value)
+
+    def on_host(self, node: cst.BaseExpression) -> bool:
+        """Whether a value certainly lives on the host: a Python literal, a NumPy call,
+        a `.cpu()`/`.numpy()`/`.tolist()`/`.item()` result, or a name last bound to one."""
+        if isinstance(node, (cst.Integer, cst.Float, cst.List, cst.Dict, cst.Tuple, cst.Set, cst.ListComp, cst.DictComp, cst.SimpleString)):
+            return True
+        if isinstance(node, cst.Name):
+            return node.value in self.host_names
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute):
+                parts = dotted(func)
+                if parts is None or not self.scope.is_module(parts[0]):
+                    return func.attr.value in self.index.host_results
+            qualified = self.qualified(func)
+            return qualified is not None and qualified.split(".", 1)[0] in self.index.host_modules
+        return False
 
     def _walk_target(self, target: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
@@ -540,7 +662,7 @@ class Walker:
                 for rule_matcher in self.index.strings:
                     matcher = rule_matcher[1]
                     if ctx in matcher.contexts and matcher.regex is not None and matcher.regex.fullmatch(value):
-                        self.hit(rule_matcher, node)
+                        self.hit(rule_matcher, node, detail=value if rule_matcher[0].inventory == "tpu-support" else None)
         if isinstance(node, cst.FormattedString):
             self.walk_fields(node)
 
@@ -555,13 +677,19 @@ class Walker:
         """`"cuda" if torch.cuda.is_available() else "cpu"`: both branches are optional
         paths, as under an `if` with the same test; a device context reaches both."""
         self.walk(node.test)
-        guarded = _mentions_guard(node.test, self.index)
-        self.guard_depth += guarded
+        available = _mentions_guard(node.test, self.index)
+        polarity = _cuda_polarity(self, node.test)
+        body, orelse = available or polarity > 0, available or polarity < 0
+        self.guard_depth += body
         try:
             self.walk(node.body, ctx)
+        finally:
+            self.guard_depth -= body
+        self.guard_depth += orelse
+        try:
             self.walk(node.orelse, ctx)
         finally:
-            self.guard_depth -= guarded
+            self.guard_depth -= orelse
 
     def on_transparent(self, node: cst.CSTNode, ctx: str | None) -> None:
         """Containers and conditionals pass a device context on to their values."""
@@ -778,6 +906,7 @@ _HANDLERS: dict[type, Callable[[Walker, cst.CSTNode, str | None], None]] = {
     cst.DictComp: Walker.on_comprehension,  # type: ignore[dict-item]
     cst.GeneratorExp: Walker.on_comprehension,  # type: ignore[dict-item]
     cst.If: Walker.on_if,  # type: ignore[dict-item]
+    cst.IndentedBlock: Walker.on_indented_block,  # type: ignore[dict-item]
     cst.Assign: Walker.on_assign,  # type: ignore[dict-item]
     cst.AnnAssign: Walker.on_ann_assign,  # type: ignore[dict-item]
     cst.Comparison: Walker.on_comparison,  # type: ignore[dict-item]
@@ -792,3 +921,178 @@ _HANDLERS: dict[type, Callable[[Walker, cst.CSTNode, str | None], None]] = {
     cst.Tuple: Walker.on_transparent,  # type: ignore[dict-item]
     cst.Set: Walker.on_transparent,  # type: ignore[dict-item]
 }
+
+
+# -- fallback-kept paths, skip conditions, supporting code ---------------------------------
+
+_CUDA_STRING = re.compile(r"cuda(:\d+)?")
+_SKIP_DECORATORS = frozenset({"skipif", "skipIf", "skipUnless"})
+"""`pytest.mark.skipif`, `unittest.skipIf` / `skipUnless`: a CUDA condition there makes the
+test a CUDA path that is skipped without CUDA."""
+_SKIP_CALLS = frozenset({"skip", "skipTest", "exit", "SkipTest"})
+_BENCHMARK_FUNCTIONS = ("bench*", "benchmark*", "*_benchmark", "*_bench")
+
+
+def _cuda_string(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return isinstance(value, str) and _CUDA_STRING.fullmatch(value) is not None
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        return any(_cuda_string(e.value) for e in node.elements)
+    return False
+
+
+def _cuda_polarity(walker: Walker, test: cst.BaseExpression) -> int:
+    """+1 when the test holds only with CUDA (`x.is_cuda`, `device.type == "cuda"`, an
+    availability check), -1 when it holds only without (`not ...`, `!= "cuda"`), else 0."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return -_cuda_polarity(walker, test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        left, right = _cuda_polarity(walker, test.left), _cuda_polarity(walker, test.right)
+        if isinstance(test.operator, cst.And):
+            return 1 if 1 in (left, right) else 0
+        return -1 if -1 in (left, right) and 1 not in (left, right) else 0
+    if isinstance(test, cst.Attribute):
+        return 1 if test.attr.value == "is_cuda" else 0
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comparison = test.comparisons[0]
+        operands = (test.left, comparison.comparator)
+        if not any(_cuda_string(o) for o in operands):
+            return 0
+        if not any(_is_device_operand(walker, o) for o in operands):
+            return 0
+        if isinstance(comparison.operator, (cst.Equal, cst.In, cst.Is)):
+            return 1
+        if isinstance(comparison.operator, (cst.NotEqual, cst.NotIn, cst.IsNot)):
+            return -1
+        return 0
+    return 1 if _mentions_guard(test, walker.index) else 0
+
+
+_TPU_STRING = re.compile(r"(xla|tpu)(:\d+)?")
+_TPU_NAME = re.compile(r"(?i)xla|tpu")
+
+
+def _tpu_test(walker: Walker, test: cst.BaseExpression) -> bool:
+    """A test for a TPU/XLA path (`device.type == "xla"`, `is_torch_xla_available()`,
+    `torch.tpu.is_available()`, `USE_TPU`): code on its other side has a TPU sibling."""
+    if isinstance(test, cst.BooleanOperation):
+        return _tpu_test(walker, test.left) or _tpu_test(walker, test.right)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        operands = (test.left, test.comparisons[0].comparator)
+        strings = [o for o in operands if isinstance(o, (cst.SimpleString, cst.Tuple, cst.List, cst.Set))]
+        return any(_tpu_string(o) for o in strings) and any(_is_device_operand(walker, o) for o in operands)
+    if isinstance(test, cst.Call):
+        test = test.func
+    parts = dotted(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
+    return parts is not None and any(_TPU_NAME.search(part) for part in parts)
+
+
+def _tpu_string(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return isinstance(value, str) and _TPU_STRING.fullmatch(value) is not None
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        return any(_tpu_string(e.value) for e in node.elements)
+    return False
+
+
+def _is_exit(body: cst.BaseSuite) -> bool:
+    """A branch that leaves: return, raise, continue, break, or a test skip / exit call."""
+    statements = body.body
+    if not statements:
+        return False
+    last = statements[-1]
+    smalls = last.body if isinstance(last, cst.SimpleStatementLine) else (last,) if isinstance(last, cst.BaseSmallStatement) else ()
+    for small in smalls:
+        if isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+            return True
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            parts = dotted(small.value.func)
+            if parts is not None and parts[-1] in _SKIP_CALLS:
+                return True
+    return False
+
+
+def _exits_without_cuda(walker: Walker, statement: cst.CSTNode) -> bool:
+    """`if not torch.cuda.is_available(): return ...` or `pytest.importorskip(...)`."""
+    if isinstance(statement, cst.If):
+        if statement.orelse is not None or not _is_exit(statement.body):
+            return False
+        return _cuda_polarity(walker, statement.test) < 0 or _tpu_test(walker, statement.test)
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+            if isinstance(value, cst.Call):
+                parts = dotted(value.func)
+                if parts is not None and parts[-1] == "importorskip":
+                    return True
+    return False
+
+
+def _is_cuda_skip_decorator(walker: Walker, expression: cst.BaseExpression) -> bool:
+    if not isinstance(expression, cst.Call) or not expression.args:
+        return False
+    parts = dotted(expression.func)
+    if parts is None or parts[-1] not in _SKIP_DECORATORS:
+        return False
+    condition = expression.args[0].value
+    if _cuda_polarity(walker, condition) == 0:
+        return False
+    # A skip on any missing feature (`skipif(not _HAS_WEIGHTS_ONLY)`) is not a CUDA path.
+    return _CUDA_CONDITION.search(_CODE.code_for_node(condition)) is not None
+
+
+_CODE = cst.Module(body=[])
+_CUDA_CONDITION = re.compile(r"(?i)cuda|gpu|nvidia|triton|apex|flash|xformers|bitsandbytes|nccl|cudnn|cutlass|deepspeed")
+
+
+def _module_skip_mark(walker: Walker, statement: cst.CSTNode) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == "pytestmark" for t in small.targets):
+            values = [e.value for e in small.value.elements] if isinstance(small.value, (cst.List, cst.Tuple)) else [small.value]
+            return any(_is_cuda_skip_decorator(walker, v) for v in values)
+    return False
+
+
+def _role_of_function(name: str, decorators: tuple[str, ...]) -> str | None:
+    from fnmatch import fnmatchcase
+
+    if any(fnmatchcase(name, p) for p in _BENCHMARK_FUNCTIONS) or any("benchmark" in d for d in decorators):
+        return "benchmark"
+    if name.startswith("test_"):
+        return "test"
+    return None
+
+
+def _is_main_test(test: cst.BaseExpression) -> bool:
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    operands = (test.left, test.comparisons[0].comparator)
+    names = {o.value for o in operands if isinstance(o, cst.Name)}
+    strings = {o.evaluated_value for o in operands if isinstance(o, cst.SimpleString)}
+    return names == {"__name__"} and strings == {"__main__"}
+
+
+def _is_periodic(test: cst.BaseExpression) -> bool:
+    """`step % N == 0`, `(i + 1) % every == 0`, possibly `and`-ed with more conditions."""
+    if isinstance(test, cst.BooleanOperation):
+        return isinstance(test.operator, cst.And) and (_is_periodic(test.left) or _is_periodic(test.right))
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    comparison = test.comparisons[0]
+    if not isinstance(comparison.operator, cst.Equal):
+        return False
+    for left, right in ((test.left, comparison.comparator), (comparison.comparator, test.left)):
+        if isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Modulo) and isinstance(right, cst.Integer) and right.value == "0":
+            return True
+    return False
+
+
+def _host_annotation(walker: Walker, annotation: cst.BaseExpression) -> bool:
+    if isinstance(annotation, cst.Subscript):
+        annotation = annotation.value
+    qualified = walker.qualified(annotation)
+    return qualified is not None and qualified in walker.index.host_annotations
