@@ -16,7 +16,9 @@ import pytest
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.ruleset import load_ruleset
 
-RULESET = load_ruleset()
+# Judged for PyTorch/XLA, where hot-code host syncs keep their weight: the contexts under
+# test (periodic branches, host data) are visible in the severities there.
+RULESET = load_ruleset().for_target("xla")
 
 Row = tuple[str, int, int, str, bool, str]
 
@@ -300,3 +302,23 @@ def test_a_skip_on_a_feature_that_is_not_cuda_is_no_fallback(tmp_path: Path) -> 
         torch.cuda.synchronize()
     """
     assert found(tmp_path, code, "tests/test_w.py", rules=("CA001",)) == [("CA001", 7, 5, "minor", False, "test")]  # supporting code: at most minor
+
+
+def test_on_torchtpu_a_hot_host_sync_is_a_performance_note_unless_compiled(tmp_path: Path) -> None:
+    code = """
+        import torch
+
+        def train_step(loss):
+            return loss.item()
+
+        @torch.compile
+        def compiled_step(loss):
+            return loss.item()
+    """
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/mod.py").write_text(dedent(code), encoding="utf-8")
+    rows = {}
+    for target in ("torchtpu", "xla"):
+        result = scan(str(tmp_path), load_ruleset().for_target(target), ScanOptions(jobs=1, use_cache=False))
+        rows[target] = sorted((f.span.line, f.severity) for f in result.findings if f.rule == "HS001")
+    assert rows == {"torchtpu": [(5, "info"), (9, "major")], "xla": [(5, "major"), (9, "major")]}

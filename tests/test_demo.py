@@ -22,7 +22,8 @@ def demo():
 def test_demo_covers_every_category_without_errors(demo) -> None:
     assert demo.errors == []
     assert {f.category for f in demo.findings} == set(CATEGORIES)
-    assert demo.score.grade == "F"
+    # custom kernels and CUDA-only packages with known replacements: D
+    assert demo.score.grade == "D"
 
 
 def test_demo_inventory_names_kernels_and_packages(demo) -> None:

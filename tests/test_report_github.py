@@ -9,7 +9,7 @@ import re
 from tpucheck.findings import Finding, ScanError, Span
 from tpucheck.reports import github
 from tpucheck.result import Coverage, Inventory, ScanResult
-from tpucheck.scoring import Score
+from tpucheck.scoring import compute_score
 
 
 def finding(rule: str = "T001", severity: str = "major", path: str = "pkg/a.py", line: int = 3, message: str = "sync message",
@@ -23,10 +23,10 @@ def finding(rule: str = "T001", severity: str = "major", path: str = "pkg/a.py",
 
 
 def result_of(findings: list[Finding], suppressed: list[Finding] = (), errors: list[ScanError] = ()) -> ScanResult:
-    # The report never reads score, coverage or inventory; placeholders keep the test about formatting.
+    # The report reads only the verdict of the score (in its overflow notice); the rest are placeholders.
     return ScanResult(
         root=".", findings=list(findings), suppressed=list(suppressed), errors=list(errors), skipped=[],
-        coverage=Coverage(0, 0, 0, 0, 0, 0), score=Score.__new__(Score),
+        coverage=Coverage(0, 0, 0, 0, 0, 0), score=compute_score([], {}),
         inventory=Inventory((), (), 0, 0), rules=["T001"],
     )
 
@@ -96,7 +96,7 @@ def test_per_level_cap_and_overflow_notice() -> None:
     assert levels == ["error"] * 3 + ["warning"] * 10 + ["notice"] * 10
     assert out[3].startswith("::warning file=pkg/a.py,line=1,")
     assert out[-1] == (
-        "::notice::tpucheck: 6 more findings and 1 more scan error not shown (GitHub shows at most 10 annotations "
+        "::notice::tpucheck (TorchTPU target, score 100.0): 6 more findings and 1 more scan error not shown (GitHub shows at most 10 annotations "
         "per level); see the full report (--format json or --format sarif)."
     )
     assert sum(line.startswith("::notice") for line in out) <= github.PER_LEVEL

@@ -14,6 +14,7 @@ import pytest
 from conftest import fixture_ruleset, write_tree
 
 from tpucheck.engine import ScanOptions, scan
+from tpucheck.reports.judgement import hours
 from tpucheck.reports import html
 from tpucheck.result import ScanResult
 
@@ -104,9 +105,9 @@ def test_snippets_are_highlighted(page: str) -> None:
 
 def test_score_grade_and_sections(result: ScanResult, page: str) -> None:
     score = result.score
-    assert f"{score.score:.1f}/100 ({score.grade})" in page
+    assert f"{score.score:.1f}/100 ({score.grade}: {score.grade_meaning})" in page
     assert f"grade {score.grade}" in page
-    assert f"{score.effort.low:.0f}–{score.effort.high:.0f} h" in page
+    assert hours(score.effort) in page
     for heading in ("Inventory", "Migration plan", "By directory", "By category and severity", "could not be analyzed", "Coverage", "suppressed"):
         assert heading in page
     for item in score.plan:

@@ -92,7 +92,8 @@ def test_json_report_exact_findings_errors_and_coverage(repo: Path) -> None:
     summary = report["summary"]
     for key in ("score", "grade", "effort_hours", "training_score", "inference_score", "files_scanned", "lines_scanned", "by_severity", "by_category"):
         assert key in summary
-    assert summary["by_severity"]["major"] == 5
+    # the notebook under notebooks/ and tests/test_x.py are supporting code: at most minor
+    assert (summary["by_severity"]["major"], summary["by_severity"]["minor"]) == (3, 2)
 
 
 def test_findings_sorted_by_path_then_position(repo: Path) -> None:

@@ -274,6 +274,7 @@ def scan(
 ) -> ScanResult:
     """Scan the tree at `root`, or only `paths` (files or directories inside it, as
     pre-commit passes them); findings' paths are relative to `root` either way."""
+    ruleset = ruleset.for_target(ruleset.target)  # idempotent: a library caller's plain ruleset is judged as the CLI's
     context = build_context(ruleset, prefilter=options.prefilter)
     found = discover_paths(
         root,

@@ -74,24 +74,28 @@ def render(result: ScanResult) -> str:
     candidates = [(LEVELS[f.severity], finding_line(f)) for f in ranked]
     findings_count = len(candidates)
     candidates += [("warning", error_line(e)) for e in result.errors]
-    # One notice slot always carries the verdict (score, grade, target) and what was cut.
-    kept = _select(candidates, PER_LEVEL - 1)
-    shown_findings = len(_select(candidates[:findings_count], PER_LEVEL - 1))
-    shown_errors = len(kept) - shown_findings
-    hidden_findings = findings_count - shown_findings
-    hidden_errors = len(result.errors) - shown_errors
-    verdict = f"tpucheck: TPU readiness {result.score.score:.1f}/100 (grade {result.score.grade}) on target {target_label(result.target)}"
-    parts = []
-    if hidden_findings:
-        parts.append(f"{hidden_findings} more finding{'s' if hidden_findings != 1 else ''}")
-    if hidden_errors:
-        parts.append(f"{hidden_errors} more scan error{'s' if hidden_errors != 1 else ''}")
-    if parts:
-        verdict += (
-            f"; {' and '.join(parts)} not shown (GitHub shows at most {PER_LEVEL} annotations per level); "
-            "see the full report (--format json or --format sarif)."
+    kept = _select(candidates, PER_LEVEL)
+    if len(kept) < len(candidates):
+        kept = _select(candidates, PER_LEVEL - 1)
+        # Findings precede errors, so the findings alone get the budget first.
+        shown_findings = len(_select(candidates[:findings_count], PER_LEVEL - 1))
+        shown_errors = len(kept) - shown_findings
+        hidden_findings = findings_count - shown_findings
+        hidden_errors = len(result.errors) - shown_errors
+        parts = []
+        if hidden_findings:
+            parts.append(f"{hidden_findings} more finding{'s' if hidden_findings != 1 else ''}")
+        if hidden_errors:
+            parts.append(f"{hidden_errors} more scan error{'s' if hidden_errors != 1 else ''}")
+        kept.append(
+            _command(
+                "notice",
+                {},
+                f"tpucheck ({target_label(result.target)} target, score {result.score.score:.1f}): {' and '.join(parts)} not shown "
+                f"(GitHub shows at most {PER_LEVEL} annotations per level); "
+                "see the full report (--format json or --format sarif).",
+            )
         )
-    kept.append(_command("notice", {}, verdict))
     return "".join(line + "\n" for line in kept)
 
 
