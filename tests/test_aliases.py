@@ -189,3 +189,17 @@ def test_issue_examples_with_the_builtin_rules() -> None:
     assert ("CK009", 5, 46) in found  # device_types="cuda" in a custom_op called through the alias
     assert ("CA004", 10, 10) in found  # torch.cuda.device(i) through the alias
     assert ("CA001", 12, 9) in found  # torch.cuda.synchronize() through a function-level alias
+
+
+def test_an_import_or_a_definition_replaces_an_alias(test_context) -> None:
+    code = """
+        import torch
+        sync = torch.cuda.synchronize
+        from mylib import sync
+        sync()
+        free = torch.cuda.synchronize
+        def free():
+            pass
+        free()
+    """
+    assert check(test_context, code) == []

@@ -60,6 +60,7 @@ class Scope:
                     local = parts[0]
                     self.bindings[local] = parts[0]
                 self.modules.add(local)
+                self.aliases.pop(local, None)
             return
         module = import_from_module(node)
         if isinstance(node.names, cst.ImportStar):
@@ -74,6 +75,7 @@ class Scope:
             # A relative import binds a project-local name: never one a rule knows.
             self.bindings[local] = f"{module}.{name}" if module is not None else f".{name}"
             self.modules.discard(local)
+            self.aliases.pop(local, None)
 
     def bind_alias(self, name: str, targets: tuple[str, ...]) -> None:
         """`name = <resolved name>`: the name now stands for what the value stands for."""

@@ -83,6 +83,16 @@ class Hit:
 
 
 class Walker:
+    conditional_aliases = False
+    """Whether any alias stands for more than one name yet: until then no lookup pays
+    for alternatives."""
+    alias_names: frozenset[str] | set[str] = frozenset()
+    """Every name bound as an alias so far, in any scope: names outside it (nearly all)
+    skip the scope walk that asks whether they are one."""
+
+    def alias_of_name(self, name: str) -> tuple[str, ...] | None:
+        return self.scope.alias_targets(name) if name in self.alias_names else None
+
     def __init__(self, index: PythonIndex) -> None:
         self.index = index
         self.hits: list[Hit] = []
@@ -149,6 +159,8 @@ class Walker:
                         self._bind_targets([t.target for t in small.targets], small.value)
                     elif isinstance(small, cst.AnnAssign) and small.value is not None:
                         self._bind_targets([small.target], small.value)
+            elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                self.scope.unbind(statement.name.value)  # `def sync(): ...` replaces an alias
             elif isinstance(statement, cst.Match):
                 for case in statement.cases:
                     if isinstance(case.body, cst.IndentedBlock):
@@ -219,8 +231,10 @@ class Walker:
         bound to a conditional (`amp = torch.cuda.amp if c else torch.amp`)."""
         if qualified is None:
             return ()
+        if not self.conditional_aliases:
+            return (qualified,)
         parts = dotted(node)
-        alias = self.scope.alias_targets(parts[0]) if parts is not None else None
+        alias = self.alias_of_name(parts[0]) if parts is not None else None
         if alias is None or len(alias) == 1:
             return (qualified,)
         assert parts is not None
@@ -240,7 +254,7 @@ class Walker:
         if self.index.reference:
             qualified = self.scope.resolve(node.value)
             # An alias used bare refers to what its assignment already reported.
-            if qualified is not None and self.foreign(qualified) and self.scope.alias_targets(node.value) is None:
+            if qualified is not None and self.foreign(qualified) and self.alias_of_name(node.value) is None:
                 for rule_matcher in self.index.reference.lookup(qualified):
                     self.hit(rule_matcher, node)
 
@@ -266,7 +280,7 @@ class Walker:
         # finding spans the whole chain (`torch.backends.cudnn.benchmark`), which is what
         # a reader needs to see. One finding per rule per chain.
         names: list[str] = []
-        alias = self.scope.alias_targets(base.value)
+        alias = self.alias_of_name(base.value)
         for qualified in alias or (resolved,):
             if not alias:  # through an alias, the alias itself was its assignment's finding
                 names.append(qualified)
@@ -410,6 +424,7 @@ class Walker:
     def on_function(self, node: cst.FunctionDef | cst.ClassDef, ctx: str | None) -> None:
         if node.type_parameters is not None:  # `def f[T: torch.cuda.Stream]()` (PEP 695)
             self.walk(node.type_parameters)
+        self.scope.unbind(node.name.value)  # `def sync(): ...` replaces an alias of that name
         outer_decorators = self.decorators
         resolved = tuple(
             q for q in (self.qualified(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) for d in node.decorators) if q
@@ -625,9 +640,14 @@ class Walker:
         value clears one, except `None` (`except ImportError: fn = None`): a name bound
         to None is never called, so its uses all mean the other binding."""
         resolved = self._alias_of(value)
+        if resolved is not None and len(resolved) > 1:
+            self.conditional_aliases = True
         for target in targets:
             if isinstance(target, cst.Name) and resolved is not None:
                 self.scope.bind_alias(target.value, resolved)
+                if not self.alias_names:
+                    self.alias_names = set()
+                self.alias_names.add(target.value)  # type: ignore[union-attr]
             elif not (isinstance(value, cst.Name) and value.value == "None"):
                 for name in target_names(target):
                     self.scope.unbind(name)
