@@ -27,6 +27,7 @@ import pathspec
 
 from tpucheck.analyzers.manifests import is_manifest
 from tpucheck.findings import ScanError, Skipped
+from tpucheck.gitindex import tracked_paths
 
 __all__ = [
     "ALWAYS_SKIPPED_DIRS",
@@ -154,6 +155,9 @@ class _Dir:
     layers: tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
     """Ignore specs in force, shallowest first, each with the relative directory (trailing
     '/') its patterns are relative to."""
+    only_tracked: bool = False
+    """Gitignored, and walked only because git tracks files inside: as in git, nothing
+    untracked below it counts."""
 
 
 @dataclass(slots=True)
@@ -164,6 +168,20 @@ class _Candidate:
     size: int
     real: str
     via_link: bool
+
+
+def _ancestors(paths: frozenset[str]) -> frozenset[str]:
+    """Every directory ('/'-terminated) that holds one of `paths`."""
+    dirs: set[str] = set()
+    for path in paths:
+        cut = path.rfind("/")
+        while cut > 0:
+            prefix = path[: cut + 1]
+            if prefix in dirs:
+                break
+            dirs.add(prefix)
+            cut = path.rfind("/", 0, cut)
+    return frozenset(dirs)
 
 
 def display_path(path: str) -> str:
@@ -221,8 +239,11 @@ class _Walker:
         respect_gitignore: bool,
         max_file_size: int,
         globs: pathspec.GitIgnoreSpec | None,
+        tracked: frozenset[str] | None = None,
     ) -> None:
         self.root_abs = root_abs
+        self.tracked: frozenset[str] = tracked or frozenset()
+        self.tracked_dirs: frozenset[str] = _ancestors(self.tracked)
         self.root_real = root_real
         self.root_prefix = root_real if root_real.endswith(os.sep) else root_real + os.sep
         self.exclude = exclude
@@ -248,10 +269,18 @@ class _Walker:
         Git's precedence: the deepest ignore file with a matching pattern decides, and
         within a file the last matching pattern (which `check_file` reports). A directory
         is checked with a trailing '/' so that `build/`-style patterns only match dirs.
+        `--exclude` is the user's word and drops tracked files too; gitignore never applies
+        to a file git tracks, nor prunes a directory that holds one.
         """
         probe = rel + "/" if is_dir else rel
         if self.exclude is not None and self.exclude.check_file(probe).include:
             return True
+        if probe in (self.tracked_dirs if is_dir else self.tracked):
+            return False
+        return self._gitignored(probe, layers)
+
+    @staticmethod
+    def _gitignored(probe: str, layers: tuple[tuple[str, pathspec.GitIgnoreSpec], ...]) -> bool:
         for base, spec in reversed(layers):
             verdict = spec.check_file(probe[len(base) :]).include
             if verdict is not None:
@@ -334,17 +363,22 @@ class _Walker:
             try:
                 is_link = entry.is_symlink()
                 if is_link:
+                    if directory.only_tracked and rel not in self.tracked:
+                        continue
                     self._symlink(entry, rel, layers)
                     continue
                 if entry.is_dir(follow_symlinks=False):
-                    if self._dir_pruned(entry.name, rel, layers):
+                    if self._dir_pruned(entry.name, rel, layers, directory.only_tracked):
                         continue
-                    subdirs.append(_Dir(entry.path, rel + "/", real_prefix + entry.name, layers))
+                    only_tracked = directory.only_tracked or self._gitignored(rel + "/", layers)
+                    subdirs.append(_Dir(entry.path, rel + "/", real_prefix + entry.name, layers, only_tracked))
                     continue
                 if not entry.is_file(follow_symlinks=False):
                     continue  # fifos, sockets, devices: never source
                 kinds = _classify(rel, self.globs)
                 if not kinds or self._ignored(rel, False, layers):
+                    continue
+                if directory.only_tracked and rel not in self.tracked:
                     continue
                 size = entry.stat(follow_symlinks=False).st_size
             except OSError as exc:
@@ -355,8 +389,10 @@ class _Walker:
         # (sorted at the end) but it keeps the walk itself easy to reason about.
         self.stack.extend(reversed(subdirs))
 
-    def _dir_pruned(self, name: str, rel: str, layers: tuple[tuple[str, pathspec.GitIgnoreSpec], ...]) -> bool:
+    def _dir_pruned(self, name: str, rel: str, layers: tuple[tuple[str, pathspec.GitIgnoreSpec], ...], only_tracked: bool = False) -> bool:
         if name in ALWAYS_SKIPPED_DIRS or name.endswith(".egg-info"):
+            return True
+        if only_tracked and rel + "/" not in self.tracked_dirs:
             return True
         return self._ignored(rel, True, layers)
 
@@ -476,6 +512,7 @@ def discover(
         respect_gitignore=respect_gitignore,
         max_file_size=max_file_size,
         globs=globs,
+        tracked=tracked_paths(root_abs) if respect_gitignore else None,
     )
     walker.run(_Dir(root_abs, "", root_real, walker.root_layers()))
     return walker.result()
