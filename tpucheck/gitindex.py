@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import struct
 
-__all__ = ["tracked_paths", "git_dir"]
+__all__ = ["git_dir", "tracked_paths"]
 
 _SIGNATURE = b"DIRC"
 _HEADER = struct.Struct(">4sII")
