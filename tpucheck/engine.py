@@ -36,6 +36,7 @@ from tpucheck.findings import (
     fingerprints,
     suppression_key,
 )
+from tpucheck.reachability import Reachability, reachability
 from tpucheck.result import Coverage, ScanResult, build_inventory, is_cuda_source
 from tpucheck.roles import role_of
 from tpucheck.ruleset.model import Ruleset
@@ -285,6 +286,7 @@ def scan(
         extra_globs=context.other_globs,
     )
     context.python.first_party = first_party_packages(root if os.path.isdir(root) else os.path.dirname(os.path.abspath(root)))
+    reach = _reachability(root, found if not paths else None, options)
     if options.shard is not None:
         found = _take_shard(found, options.shard)
     jobs = options.jobs or default_jobs()
@@ -310,7 +312,29 @@ def scan(
         files_found=len(found.files) + len(found.skipped) + len(found.errors),
         per_file_ignores=options.per_file_ignores,
         shard=options.shard,
+        reach=reach,
     )
+
+
+def _reachability(root: str, found: Discovery | None, options: ScanOptions) -> Reachability | None:
+    """The import graph of the whole tree, whatever part of it this run analyzes (a shard,
+    or the files pre-commit names), so every run judges a file as a full scan does."""
+    if not os.path.isdir(root):
+        return None
+    if found is None:
+        found = discover_paths(root, None, exclude=options.exclude, respect_gitignore=options.respect_gitignore, max_file_size=options.max_file_size)
+    by_path = {f.path: f.abspath for f in found.files}
+
+    def read(path: str) -> str | None:
+        try:
+            with open(by_path[path], encoding="utf-8", errors="replace") as handle:
+                return handle.read()
+        except OSError:
+            return None
+
+    python = [f.path for f in found.files if "python" in f.kinds and f.path.endswith((".py", ".pyi"))]
+    native = [f.path for f in found.files if "native" in f.kinds]
+    return reachability(python, native, read)
 
 
 def assemble(
@@ -323,6 +347,7 @@ def assemble(
     files_found: int,
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = (),
     shard: tuple[int, int] | None = None,
+    reach: Reachability | None = None,
 ) -> ScanResult:
     """FileResults to a ScanResult: pure, so caches can feed it too."""
     rules = ruleset.by_id()
@@ -333,7 +358,7 @@ def assemble(
     for result in results:
         if result.error is not None:
             errors.append(result.error)
-        for finding in _findings(result, rules, ignored_for):
+        for finding in _findings(result, rules, ignored_for, reach):
             (suppressed if finding.suppressed else active).append(finding)
     coverage = Coverage(
         files_found=files_found,
@@ -409,8 +434,9 @@ def _role(found: str | None, file_role: str) -> str:
     return found if found is not None and file_role in ("library", "script") else file_role
 
 
-def _findings(result: FileResult, rules: dict, ignored_for: IgnoredFor | None = None) -> list[Finding]:
+def _findings(result: FileResult, rules: dict, ignored_for: IgnoredFor | None = None, reach: Reachability | None = None) -> list[Finding]:
     role = role_of(result.path)
+    optional_file = reach is not None and reach.optional(result.path)
     file_ignore = ignored_for(result.path) if ignored_for else None
     matches = sorted(
         (m for m in result.matches if m.rule_id in rules),
@@ -420,6 +446,10 @@ def _findings(result: FileResult, rules: dict, ignored_for: IgnoredFor | None = 
     out = []
     for match, fingerprint in zip(matches, prints):
         rule = rules[match.rule_id]
+        # Only kernels: DESIGN.md's blocker is a kernel "on the main path"; other code in
+        # a lazily imported module (often lazy only to break an import cycle) keeps its
+        # own guards' verdict.
+        guarded = match.guarded or (rule.inventory == "kernel" and (optional_file or (reach is not None and _optional_extension(match.detail, reach))))
         suppression = result.suppressions.get(suppression_key(match.span.line, match.cell))
         if suppression is None and match.span.end_line != match.span.line:
             suppression = result.suppressions.get(suppression_key(match.span.end_line, match.cell))
@@ -432,7 +462,7 @@ def _findings(result: FileResult, rules: dict, ignored_for: IgnoredFor | None = 
                 rule=rule.id,
                 name=rule.name,
                 category=rule.category,
-                severity=placed_severity(match.severity or rule.severity, _role(match.role, role), match.guarded),
+                severity=placed_severity(match.severity or rule.severity, _role(match.role, role), guarded),
                 confidence=rule.confidence,
                 path=result.path,
                 span=match.span,
@@ -442,7 +472,7 @@ def _findings(result: FileResult, rules: dict, ignored_for: IgnoredFor | None = 
                 affects=rule.affects,
                 snippet=match.snippet,
                 role=_role(match.role, role),
-                guarded=match.guarded,
+                guarded=guarded,
                 fingerprint=fingerprint,
                 detail=match.detail,
                 suppressed=silenced,
@@ -452,6 +482,12 @@ def _findings(result: FileResult, rules: dict, ignored_for: IgnoredFor | None = 
             )
         )
     return _drop_superseded(out, rules)
+
+
+def _optional_extension(detail: str | None, reach: Reachability) -> bool:
+    """The build of a compiled extension (its name in `detail`) that the code only ever
+    imports optionally is fallback kept as its sources are."""
+    return detail is not None and detail.rpartition(".")[2] in reach.optional_extensions
 
 
 def _inside(inner: Finding, outer: Finding) -> bool:

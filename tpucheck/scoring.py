@@ -120,7 +120,12 @@ class Share:
     the rule already counted this file or project."""
 
 
-def shares(findings: Iterable[Finding], rules: dict[str, Rule], references: Sequence[frozenset[str]] = ()) -> list[Share]:
+def shares(
+    findings: Iterable[Finding],
+    rules: dict[str, Rule],
+    references: Sequence[frozenset[str]] = (),
+    reference_folders: frozenset[str] = frozenset(),
+) -> list[Share]:
     """Split each rule's effort over its findings. The heaviest finding of a group takes the
     full unit, so adding a finding never lowers any share's product with its weight."""
     groups: dict[tuple[str, str], list[Finding]] = {}
@@ -142,7 +147,9 @@ def shares(findings: Iterable[Finding], rules: dict[str, Rule], references: Sequ
                 units = KERNEL_REPEAT_FACTOR if is_kernel(finding, rules) else REPEAT_FACTOR
             else:
                 units = 0.0
-            if is_kernel(finding, rules) and has_reference(finding.detail, references):
+            # The op's reference is named like the kernel, or sits in the kernel's own
+            # folder (an op library's `ops/<op>/naive.py` beside `ops/<op>/chunk.py`).
+            if is_kernel(finding, rules) and (has_reference(finding.detail, references) or folder_of(finding.path) in reference_folders):
                 units *= REFERENCE_FACTOR
             out.append(Share(finding, units))
     return out
@@ -270,10 +277,15 @@ def has_reference(kernel: str | None, references: Iterable[frozenset[str]]) -> b
     return bool(words) and any(ref and (ref <= words or words <= ref) for ref in references)
 
 
+def folder_of(path: str) -> str:
+    return path.rpartition("/")[0]
+
+
 def compute_score(findings: list[Finding], rules: dict[str, Rule]) -> Score:
     references = [op_words(f.detail) for f in findings if f.inventory == "reference" and f.detail]
+    reference_folders = frozenset(folder_of(f.path) for f in findings if f.inventory == "reference" and not is_supporting(f))
     findings = [f for f in findings if f.inventory not in FACT_INVENTORIES]
-    split = shares(findings, rules, references)
+    split = shares(findings, rules, references, reference_folders)
     cost = _cost(split, rules)
     score = score_of(cost)
     by_workload = {

@@ -1,0 +1,153 @@
+"""Kernels reached only through imports that may not run are fallback kept (DESIGN.md:
+a blocker is a kernel "on the main path with no fallback"). Each test builds a small
+project and asserts the exact kernel findings with their severity and guarded flag."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+
+from tpucheck.engine import ScanOptions, scan
+from tpucheck.reachability import Import, reachability, scan_imports
+from tpucheck.ruleset import load_ruleset
+
+RULESET = load_ruleset()
+
+TRITON_KERNEL = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, n):
+    pass
+"""
+
+CUDA_KERNEL = """\
+__global__ void conv_forward_kernel(float* out) {}
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(dedent(text))
+
+
+def kernels(root: Path) -> list[tuple[str, str, int, int, str, bool]]:
+    result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+    return [
+        (f.rule, f.path, f.span.line, f.span.column, f.severity, f.guarded)
+        for f in result.findings
+        if f.inventory == "kernel"
+    ]
+
+
+def test_triton_module_imported_only_in_try_is_fallback_kept(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "pkg/__init__.py": "from pkg.core import run\n",
+        "pkg/core.py": "try:\n    from pkg.fast import scale_kernel\nexcept ImportError:\n    scale_kernel = None\n",
+        "pkg/fast.py": TRITON_KERNEL,
+        # a test importing it unconditionally does not put it on the product's path
+        "tests/test_fast.py": "from pkg.fast import scale_kernel\n",
+    })  # fmt: skip
+    assert kernels(tmp_path) == [("CK004", "pkg/fast.py", 5, 2, "major", True)]
+
+
+def test_triton_module_imported_at_module_level_blocks(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "pkg/__init__.py": "from pkg.core import run\n",
+        "pkg/core.py": "from pkg.fast import scale_kernel\n",
+        "pkg/fast.py": TRITON_KERNEL,
+    })  # fmt: skip
+    assert kernels(tmp_path) == [("CK004", "pkg/fast.py", 5, 2, "blocker", False)]
+
+
+def test_module_reached_through_an_optional_package_is_optional(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "pkg/__init__.py": "def fused():\n    from pkg.ops import scale_kernel\n    return scale_kernel\n",
+        "pkg/ops/__init__.py": "from .fast import scale_kernel\n",
+        "pkg/ops/fast.py": TRITON_KERNEL,
+    })  # fmt: skip
+    assert kernels(tmp_path) == [("CK004", "pkg/ops/fast.py", 5, 2, "major", True)]
+
+
+def test_cuda_source_of_an_optionally_imported_extension(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "pkg/__init__.py": "from pkg import conv\n",
+        "pkg/conv.py": "try:\n    import conv_cuda\nexcept ImportError:\n    conv_cuda = None\n",
+        "pkg/csrc/conv_cuda_kernel.cu": CUDA_KERNEL,
+    })  # fmt: skip
+    assert kernels(tmp_path) == [("CK003", "pkg/csrc/conv_cuda_kernel.cu", 1, 1, "major", True)]
+
+
+def test_platform_branch_is_the_main_path(tmp_path: Path) -> None:
+    """`else: import ext_cuda` after a ROCm check is what runs on every NVIDIA machine."""
+    write(tmp_path, {
+        "pkg/__init__.py": "from pkg import conv\n",
+        "pkg/conv.py": "import torch\nif torch.version.hip:\n    import conv_rocm as ext\nelse:\n    import conv_cuda as ext\n",
+        "pkg/csrc/conv_cuda_kernel.cu": CUDA_KERNEL,
+    })  # fmt: skip
+    assert kernels(tmp_path) == [("CK003", "pkg/csrc/conv_cuda_kernel.cu", 1, 1, "blocker", False)]
+
+
+def test_extension_required_anywhere_stays_a_blocker(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "pkg/__init__.py": "from pkg import a, b\n",
+        "pkg/a.py": "try:\n    import conv_cuda\nexcept ImportError:\n    conv_cuda = None\n",
+        "pkg/b.py": "import conv_cuda\n",
+        "pkg/csrc/conv_cuda_kernel.cu": CUDA_KERNEL,
+    })  # fmt: skip
+    assert kernels(tmp_path) == [("CK003", "pkg/csrc/conv_cuda_kernel.cu", 1, 1, "blocker", False)]
+
+
+def test_a_shard_judges_as_the_whole_scan(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "pkg/__init__.py": "from pkg.core import run\n",
+        "pkg/core.py": "try:\n    from pkg.fast import scale_kernel\nexcept ImportError:\n    scale_kernel = None\n",
+        "pkg/fast.py": TRITON_KERNEL,
+    })  # fmt: skip
+    shards = [scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False, shard=(i, 2))) for i in (1, 2)]
+    assert [(f.path, f.severity, f.guarded) for s in shards for f in s.findings if f.inventory == "kernel"] == [
+        ("pkg/fast.py", "major", True)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("import a.b as c, d\n", [Import(0, "a.b", False), Import(0, "d", False)]),
+        ("from . import x\nfrom ..y import z\n", [Import(1, "x", False), Import(2, "y.z", False)]),
+        ("try:\n    import a\nexcept ImportError:\n    from b import (\n        c,\n        d,\n    )\n",
+         [Import(0, "a", True), Import(0, "b.c", True), Import(0, "b.d", True)]),
+        ("def f(\n    x,\n):\n    import a\nimport b\n", [Import(0, "a", True), Import(0, "b", False)]),
+        ("if TYPE_CHECKING:\n    import a\nwith w:\n    import b\n", [Import(0, "a", True), Import(0, "b", False)]),
+        ('"""\n    import not_code\n"""\nimport a  # import b\n', [Import(0, "a", False)]),
+    ],
+)
+def test_scan_imports(code: str, expected: list[Import]) -> None:
+    assert scan_imports(code) == expected
+
+
+def test_entry_points_and_dynamic_loads_are_required() -> None:
+    """A module nobody imports (a script, a plugin loaded by name) may be the main path."""
+    files = {"pkg/__init__.py": "", "pkg/plugin.py": "import conv_cuda\n", "tools/run.py": "import pkg\n"}
+    reach = reachability(files, ["pkg/csrc/conv_cuda_kernel.cu"], files.get)
+    assert reach.optional_files == frozenset()
+
+
+def test_kernels_for_another_accelerator_are_an_alternative(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "pkg/__init__.py": "from pkg.ops import fast\nfrom pkg.ops.backends.triton_ascend import fast as npu_fast\n",
+        "pkg/ops/__init__.py": "",
+        "pkg/ops/fast.py": TRITON_KERNEL,
+        "pkg/ops/backends/__init__.py": "",
+        "pkg/ops/backends/triton_ascend/__init__.py": "",
+        "pkg/ops/backends/triton_ascend/fast.py": TRITON_KERNEL,
+    })  # fmt: skip
+    assert kernels(tmp_path) == [
+        ("CK004", "pkg/ops/backends/triton_ascend/fast.py", 5, 2, "major", True),
+        ("CK004", "pkg/ops/fast.py", 5, 2, "blocker", False),
+    ]
