@@ -151,3 +151,26 @@ def test_kernels_for_another_accelerator_are_an_alternative(tmp_path: Path) -> N
         ("CK004", "pkg/ops/backends/triton_ascend/fast.py", 5, 2, "major", True),
         ("CK004", "pkg/ops/fast.py", 5, 2, "blocker", False),
     ]
+
+
+def test_extension_imported_from_its_package_in_a_try(tmp_path: Path) -> None:
+    """`from pkg import conv_cuda` resolves to the package; the extension is still named."""
+    write(tmp_path, {
+        "pkg/__init__.py": "from pkg import nat\n",
+        "pkg/nat.py": "def load():\n    try:\n        from pkg import conv_cuda\n    except ImportError:\n        return None\n",
+        "pkg/csrc/conv_cuda/edit.cu": CUDA_KERNEL,
+    })  # fmt: skip
+    assert kernels(tmp_path) == [("CK003", "pkg/csrc/conv_cuda/edit.cu", 1, 1, "major", True)]
+
+
+def test_extension_only_examples_import_is_not_required(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "examples/align.py": "import align_cuda_binding\n",
+        "examples/csrc/align_cuda_binding_kernel.cu": CUDA_KERNEL,
+    })  # fmt: skip
+    reach = reachability(
+        ["pkg/__init__.py", "examples/align.py"], ["examples/csrc/align_cuda_binding_kernel.cu"],
+        {"pkg/__init__.py": "", "examples/align.py": "import align_cuda_binding\n"}.get,
+    )  # fmt: skip
+    assert reach.optional_extensions == frozenset({"align_cuda_binding"})

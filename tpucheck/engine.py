@@ -446,10 +446,13 @@ def _findings(result: FileResult, rules: dict, ignored_for: IgnoredFor | None = 
     out = []
     for match, fingerprint in zip(matches, prints):
         rule = rules[match.rule_id]
-        # Only kernels: DESIGN.md's blocker is a kernel "on the main path"; other code in
-        # a lazily imported module (often lazy only to break an import cycle) keeps its
-        # own guards' verdict.
-        guarded = match.guarded or (rule.inventory == "kernel" and (optional_file or (reach is not None and _optional_extension(match.detail, reach))))
+        # Kernels, and all of an optional extension's CUDA source: DESIGN.md's blocker is
+        # a kernel "on the main path"; other code in a lazily imported Python module (often
+        # lazy only to break an import cycle) keeps its own guards' verdict.
+        guarded = match.guarded or (
+            (optional_file and (rule.inventory == "kernel" or result.kind == "native"))
+            or (rule.inventory == "kernel" and reach is not None and _optional_extension(match.detail, reach))
+        )
         suppression = result.suppressions.get(suppression_key(match.span.line, match.cell))
         if suppression is None and match.span.end_line != match.span.line:
             suppression = result.suppressions.get(suppression_key(match.span.end_line, match.cell))

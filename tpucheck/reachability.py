@@ -217,10 +217,8 @@ def reachability(python_files: Iterable[str], native_files: Iterable[str], read:
             continue
         for imp in scan_imports(text):
             targets = graph.resolve(dotted, imp)
+            _note_extension(external, imp, targets, dotted, imp.conditional)
             if not targets:
-                name = imp.module.rpartition(".")[2]
-                if not imp.level and "_" in name and imp.module.partition(".")[0] not in _FRAMEWORKS:
-                    external.setdefault(name, []).append((dotted, imp.conditional))
                 continue
             for target in targets:
                 if target != dotted:
@@ -230,6 +228,10 @@ def reachability(python_files: Iterable[str], native_files: Iterable[str], read:
             # each other and none of them would ever be an entry point.
             if not dotted.startswith(targets[0] + "."):
                 imported.add(targets[0])
+    for path in sorted(set(python_files) - set(product)):
+        # An extension only tests or examples import is theirs: never required.
+        for imp in scan_imports(read(path) or ""):
+            _note_extension(external, imp, graph.resolve("", imp), "", True)
     packages = {path.rpartition("/")[0] for path in graph.modules.values() if path.endswith(("/__init__.py", "/__init__.pyi"))}
     required = {m for m, path in graph.modules.items() if m not in imported or _top_level(path, packages)}
     stack = list(required)
@@ -246,6 +248,20 @@ def reachability(python_files: Iterable[str], native_files: Iterable[str], read:
         and _links(path, ext_optional) and not _links(path, ext_required)
     )  # fmt: skip
     return Reachability(optional_files | native_optional, ext_optional)
+
+
+def _note_extension(external: dict[str, list[tuple[str, bool]]], imp: Import, targets: list[str], importer: str, conditional: bool) -> None:
+    """Record an import that may name a compiled extension: not a project module of that
+    name (`from fairseq import libnat_cuda` resolves only to the package), absolute, and
+    named like an extension (`*_cuda`, `*_C`: an underscore; never a framework's own)."""
+    if imp.level or imp.module.partition(".")[0] in _FRAMEWORKS:
+        return
+    parts = imp.module.split(".")
+    resolved = targets[0].rpartition(".")[2] if targets else None
+    # `from ext import fn` arrives as `ext.fn`: the extension may be either of the last two.
+    for name in parts[-2:]:
+        if "_" in name and name != resolved and not (targets and name in targets[0].split(".")):
+            external.setdefault(name, []).append((importer, conditional))
 
 
 def _top_level(path: str, packages: set[str]) -> bool:

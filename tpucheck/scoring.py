@@ -6,7 +6,8 @@ README so a user can check it by hand:
     hours(rule)  per occurrence: the first in each file full, each further one a tenth
                  per file: once per file touched;  per project: once
     weight       SEVERITY (blocker 2, major 1, minor 0.5, info 0) * CONFIDENCE
-                 * 0.25 in supporting code (hours on a fallback-kept path: a fifth)
+                 * 0.25 in supporting code (hours on a fallback-kept path: a fifth,
+                 at most 2)
     cost         sum of hours * weight                      ("weighted hours")
     score        100 - 10 * log2(1 + cost / 8), at least 0
 
@@ -28,6 +29,8 @@ from tpucheck.ruleset.model import Rule
 SEVERITY_WEIGHT = {"blocker": 2.0, "major": 1.0, "minor": 0.5, "info": 0.0}
 CONFIDENCE_FACTOR = {"high": 1.0, "medium": 0.75, "low": 0.5}
 FALLBACK_FACTOR = 0.2
+FALLBACK_MAX_HOURS = 2.0
+"""At most this many hours per unit to check a fallback-kept path."""
 """A CUDA path with a non-CUDA sibling already runs on the TPU: what is left is checking it."""
 SUPPORTING_FACTOR = 0.25
 SUPPORTING_ROLES = frozenset({"test", "example", "benchmark", "docs"})
@@ -161,10 +164,16 @@ def is_kernel(finding: Finding, rules: dict[str, Rule]) -> bool:
 
 
 def _hours(share: Share, rules: dict[str, Rule]) -> tuple[float, float]:
-    """The hours of work a share stands for: a fallback-kept path is checked, not ported."""
+    """The hours of work a share stands for: a fallback-kept path is checked, not ported,
+    and checking that the fallback runs does not grow with the size of the CUDA path (an
+    optional Megatron integration is no more to check than an optional fused kernel)."""
     rule = rules[share.finding.rule]
-    factor = share.units * (FALLBACK_FACTOR if share.finding.guarded else 1.0)
-    return rule.effort_low * factor, rule.effort_high * factor
+    if share.finding.guarded:
+        return (
+            min(rule.effort_low * FALLBACK_FACTOR, FALLBACK_MAX_HOURS) * share.units,
+            min(rule.effort_high * FALLBACK_FACTOR, FALLBACK_MAX_HOURS) * share.units,
+        )
+    return rule.effort_low * share.units, rule.effort_high * share.units
 
 
 def _cost(items: Iterable[Share], rules: dict[str, Rule]) -> float:
