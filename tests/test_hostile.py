@@ -412,7 +412,7 @@ def test_terminal_report_states_the_accounting(tmp_path: Path, ruleset: Ruleset)
     root, _ = _big_tree(tmp_path)
     result = scan(str(root), ruleset, ScanOptions(jobs=1))
     stream = io.StringIO()
-    terminal.write(result, stream, colour=False)
+    terminal.write(result, stream)
     text = " ".join(stream.getvalue().split())
     c = result.coverage
     found = re.search(r"Coverage: (\d+) files found = (\d+) analyzed \((\d+) parsed, (\d+) screened out by the prefilter\) \+ (\d+) errors \+ (\d+) skipped", text)

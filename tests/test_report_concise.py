@@ -65,7 +65,7 @@ def test_exact_lines(result: ScanResult) -> None:
 
 def test_write_matches_render_and_is_registered(result: ScanResult) -> None:
     stream = io.StringIO()
-    FORMATS["concise"](result, stream, False)
+    FORMATS["concise"](result, stream)
     assert stream.getvalue() == concise.render(result)
     assert stream.getvalue().endswith("\n")
 
@@ -169,5 +169,5 @@ def test_a_path_cannot_start_a_workflow_command(tmp_path: Path) -> None:
     result = scan(str(root), load_ruleset(), ScanOptions(jobs=1))
     assert concise.render(result).splitlines()[0].startswith("./::error::x.py:2:1: CA001 ")
     buffer = io.StringIO()
-    terminal.write(result, buffer, False)
+    terminal.write(result, buffer)
     assert not [line for line in buffer.getvalue().splitlines() if line.lstrip().startswith("::")]

@@ -82,7 +82,7 @@ def test_the_fixture_carries_every_payload(result: ScanResult) -> None:
 
 def _render(writer: object, result: ScanResult) -> str:
     stream = io.StringIO()
-    writer.write(result, stream, False)  # type: ignore[attr-defined]
+    writer.write(result, stream)  # type: ignore[attr-defined]
     return stream.getvalue()
 
 

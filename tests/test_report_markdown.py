@@ -14,6 +14,7 @@ from tpucheck.reports import markdown
 from tpucheck.reports.judgement import hours
 from tpucheck.result import Inventory, KernelEntry, PackageEntry, ScanResult
 from tpucheck.scoring import PHASE_TITLES
+from tpucheck.reports.options import ReportOptions
 
 HELP = "https://github.com/tpucheck/tpucheck/blob/main/docs/rules.md"
 
@@ -132,7 +133,7 @@ def test_default_cap_is_under_one_mebibyte() -> None:
 
 def test_deterministic(result: ScanResult) -> None:
     first, second = io.StringIO(), io.StringIO()
-    markdown.write(result, first, True)
-    markdown.write(result, second, False)
+    markdown.write(result, first, ReportOptions(colour=True))
+    markdown.write(result, second, ReportOptions(colour=False))
     assert first.getvalue() == second.getvalue() == markdown.render(result)
     assert str(result.root) not in first.getvalue()

@@ -28,6 +28,7 @@ from tpucheck.findings import CATEGORIES, SEVERITIES, ScanError, severity_rank
 from tpucheck.gitdiff import ChangedLines, DiffError, apply_diff, changed_lines
 from tpucheck.merge import MergeError, merge_reports
 from tpucheck.reports import FORMATS
+from tpucheck.reports.options import DEFAULT_MAX_FINDINGS, ReportOptions
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import RuleFileError, SelectionError, load_ruleset, select_rules
 from tpucheck.ruleset.examples import check_rule, rule_examples
@@ -107,6 +108,10 @@ def scan_command(
     max_file_size: int | None = typer.Option(None, "--max-file-size", min=1, help="Skip files larger than this many bytes (default 5 MiB)."),
     no_prefilter: bool = typer.Option(False, "--no-prefilter", help="Parse every Python file, even those that mention nothing a rule looks for."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, no notes on stderr."),
+    show_all: bool = typer.Option(False, "--show-all", help="List every finding in the terminal report (default: the first 40)."),
+    max_findings: int | None = typer.Option(None, "--max-findings", min=0, metavar="N", help="List at most N findings in the terminal report."),
+    statistics: bool = typer.Option(False, "--statistics", help="Add a count of findings per rule to the terminal report."),
+    show_source: bool = typer.Option(False, "--show-source", help="Show the source lines around each finding in the terminal report."),
 ) -> None:
     """Scan a tree and report its TPU readiness; with --fail-under/--fail-on, gate CI."""
     for path in paths:
@@ -162,8 +167,13 @@ def scan_command(
     if changed is not None:
         apply_diff(result, changed)
     result.configuration_errors = problems
+    report = ReportOptions(
+        max_findings=None if show_all else (max_findings if max_findings is not None else DEFAULT_MAX_FINDINGS),
+        statistics=statistics,
+        show_source=show_source,
+    )
+    _emit(result, settings.output_format, output, report)
     _report_problems(problems)
-    _emit(result, settings.output_format, output)
     score_gate = settings.fail_under
     if shard_spec is not None and score_gate is not None:
         if not quiet:
@@ -237,6 +247,8 @@ def _write_baseline(result: ScanResult, path: Path) -> int:
 
 
 def _report_problems(problems: list[ScanError]) -> None:
+    """After the report, as ruff and bandit end with theirs: a run that exits 2 ends with
+    why (on stderr, so a report piped to a file stays a report)."""
     for problem in problems:
         typer.echo(f"tpucheck: error: {problem.message}", err=True)
 
@@ -262,15 +274,16 @@ def _run_scan(root: str, ruleset: Ruleset, options: ScanOptions, only: tuple[str
         return scan(root, ruleset, options, progress=advance, paths=only)
 
 
-def _emit(result: ScanResult, output_format: str, output: Path | None) -> None:
+def _emit(result: ScanResult, output_format: str, output: Path | None, report: ReportOptions | None = None) -> None:
     writer = FORMATS[output_format]
+    report = report or ReportOptions()
     if output is None:
         colour = output_format == "terminal" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        writer(result, sys.stdout, colour)
+        writer(result, sys.stdout, replace(report, colour=colour))
         return
     try:
         with open(output, "w", encoding="utf-8", newline="\n") as stream:
-            writer(result, stream, False)
+            writer(result, stream, replace(report, colour=False))
     except OSError as exc:
         raise UsageProblem(f"cannot write {output}: {exc.strerror or exc}") from None
 
@@ -313,8 +326,8 @@ def merge_command(
         result = merge_reports(reports, ruleset)
     except (MergeError, RuleFileError) as exc:
         raise UsageProblem(str(exc)) from None
-    _report_problems(result.configuration_errors)
     _emit(result, settings.output_format, output)
+    _report_problems(result.configuration_errors)
     code = _gate(result, settings.fail_under, settings.fail_on)
     raise typer.Exit(EXIT_USAGE if result.configuration_errors else code)
 

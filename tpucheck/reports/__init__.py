@@ -11,15 +11,18 @@ import importlib
 from collections.abc import Callable
 from typing import TextIO
 
+from tpucheck.reports.options import ReportOptions
 from tpucheck.result import ScanResult
 
-Writer = Callable[[ScanResult, TextIO, bool], None]
-"""(result, stream, colour) -> None"""
+__all__ = ["FORMATS", "ReportOptions", "Writer"]
+
+Writer = Callable[[ScanResult, TextIO, ReportOptions], None]
+"""(result, stream, options) -> None"""
 
 
 def _writer(module: str) -> Writer:
-    def write(result: ScanResult, stream: TextIO, colour: bool = False) -> None:
-        importlib.import_module(f"tpucheck.reports.{module}").write(result, stream, colour)
+    def write(result: ScanResult, stream: TextIO, options: ReportOptions | None = None) -> None:
+        importlib.import_module(f"tpucheck.reports.{module}").write(result, stream, options or ReportOptions())
 
     write.__qualname__ = f"{module}.write"
     return write

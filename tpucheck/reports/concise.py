@@ -29,6 +29,7 @@ from typing import TextIO
 
 from tpucheck.findings import Finding, ScanError
 from tpucheck.prose import first_sentence
+from tpucheck.reports.options import ReportOptions
 from tpucheck.result import ScanResult
 
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -138,5 +139,5 @@ def render(result: ScanResult, colour: bool = False) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def write(result: ScanResult, stream: TextIO, colour: bool = False) -> None:
-    stream.write(render(result, colour))
+def write(result: ScanResult, stream: TextIO, options: ReportOptions | None = None) -> None:
+    stream.write(render(result, (options or ReportOptions()).colour))

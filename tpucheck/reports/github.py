@@ -11,6 +11,7 @@ from typing import TextIO
 
 from tpucheck.findings import Finding, ScanError, severity_rank
 from tpucheck.reports.judgement import target_label
+from tpucheck.reports.options import ReportOptions
 from tpucheck.result import ScanResult
 
 LEVELS: dict[str, str] = {"blocker": "error", "major": "warning", "minor": "notice", "info": "notice"}
@@ -99,5 +100,5 @@ def render(result: ScanResult) -> str:
     return "".join(line + "\n" for line in kept)
 
 
-def write(result: ScanResult, stream: TextIO, colour: bool = False) -> None:
+def write(result: ScanResult, stream: TextIO, options: ReportOptions | None = None) -> None:
     stream.write(render(result))

@@ -39,8 +39,9 @@ from pygments.util import ClassNotFound
 
 from tpucheck import __version__
 from tpucheck.findings import CATEGORIES, SEVERITIES, Finding, severity_rank
-from tpucheck.result import ScanResult
 from tpucheck.reports.judgement import hours, target_label, why_line
+from tpucheck.reports.options import ReportOptions
+from tpucheck.result import ScanResult
 from tpucheck.scoring import PHASE_TITLES
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -52,8 +53,8 @@ HIGHLIGHT_CLASS = "hl"
 """CSS scope of the pygments token styles, so they cannot restyle the rest of the page."""
 
 
-def write(result: ScanResult, stream: TextIO, colour: bool = False) -> None:
-    """Write the page; `colour` is ignored because the page carries its own styles."""
+def write(result: ScanResult, stream: TextIO, options: ReportOptions | None = None) -> None:
+    """Write the page; colour options are ignored because the page carries its own styles."""
     stream.write(render(result))
 
 

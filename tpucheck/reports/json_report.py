@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
+from tpucheck.reports.options import ReportOptions
 from tpucheck.result import ScanResult
 
 
@@ -12,5 +13,5 @@ def render(result: ScanResult) -> str:
     return json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
 
 
-def write(result: ScanResult, stream: TextIO, colour: bool = False) -> None:
+def write(result: ScanResult, stream: TextIO, options: ReportOptions | None = None) -> None:
     stream.write(render(result))

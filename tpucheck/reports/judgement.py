@@ -36,8 +36,7 @@ def plan_phases(plan: Sequence[PlanItem]) -> list[tuple[str, list[PlanItem]]]:
 
 
 def phase_summary(items: Sequence[PlanItem]) -> str:
-    """`23 findings in 9 files, 4-12 h, score 81.2`: one phase at a glance."""
+    """`23 findings, 4 steps, 4-12 h, score 81.2`: one phase at a glance."""
     findings = sum(item.findings for item in items)
-    files = sum(item.files for item in items)
     effort = Effort.honest(sum(i.effort.low for i in items), sum(i.effort.high for i in items))
     return f"{findings} findings, {len(items)} steps, {hours(effort)}, score {items[-1].score_after:.1f}"

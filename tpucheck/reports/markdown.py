@@ -23,8 +23,9 @@ from urllib.parse import quote
 
 from tpucheck.findings import SEVERITIES, Finding, severity_rank
 from tpucheck.prose import first_sentence, shorten
-from tpucheck.result import ScanResult
 from tpucheck.reports.judgement import hours, target_label, why_line
+from tpucheck.reports.options import ReportOptions
+from tpucheck.result import ScanResult
 from tpucheck.scoring import PHASE_TITLES
 
 MAX_ROWS = 10
@@ -45,8 +46,8 @@ MESSAGE_LIMIT = 120
 FIX_LIMIT = 80
 
 
-def write(result: ScanResult, stream: TextIO, colour: bool = False) -> None:
-    """Write the report; `colour` is ignored because Markdown carries no terminal colour."""
+def write(result: ScanResult, stream: TextIO, options: ReportOptions | None = None) -> None:
+    """Write the report; colour options are ignored because Markdown carries no terminal colour."""
     stream.write(render(result))
 
 
@@ -144,7 +145,7 @@ def _category_table(result: ScanResult) -> list[str]:
             lines.append(_row([_escape(category), *(str(row[s]) for s in SEVERITIES), str(total)]))
     by_severity = result.counts_by_severity()
     lines.append(_row(["**total**", *(str(by_severity[s]) for s in SEVERITIES), f"**{len(result.findings)}**"]))
-    return lines + [""]
+    return [*lines, ""]
 
 
 def _plan_table(result: ScanResult) -> list[str]:
@@ -182,7 +183,7 @@ def _top_files(result: ScanResult) -> list[str]:
     lines = ["### Top files", "", _row(["file", "role", *SEVERITIES]), _rule_row(["l", "l", *"r" * len(SEVERITIES)])]
     for path, role, counts in result.files_by_severity()[:MAX_ROWS]:
         lines.append(_row([_code(path), _escape(role), *(str(counts[s]) for s in SEVERITIES)]))
-    return lines + [""]
+    return [*lines, ""]
 
 
 def _all_findings(result: ScanResult, budget: _Budget) -> list[str]:
@@ -263,7 +264,7 @@ def _details(summary: str, header: list[str], rows: list[str], budget: _Budget) 
     if shown < len(rows):
         left = len(rows) - shown
         lines += [f"{left} {_plural(left, 'row')} left out to stay under GitHub's size limit; see `--format json` for all of them.", ""]
-    return lines + ["</details>", ""]
+    return [*lines, "</details>", ""]
 
 
 # --- cells and escaping ---------------------------------------------------------------

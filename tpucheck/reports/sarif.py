@@ -16,6 +16,7 @@ from urllib.parse import quote
 from tpucheck import __version__
 from tpucheck.findings import Finding, ScanError, severity_rank
 from tpucheck.prose import first_sentence
+from tpucheck.reports.options import ReportOptions
 from tpucheck.result import ScanResult
 from tpucheck.ruleset.model import Rule
 
@@ -207,5 +208,5 @@ def render(result: ScanResult, rules: dict[str, Rule]) -> str:
     return json.dumps(to_sarif(result, rules), indent=2, ensure_ascii=False) + "\n"
 
 
-def write(result: ScanResult, stream: TextIO, colour: bool = False) -> None:
+def write(result: ScanResult, stream: TextIO, options: ReportOptions | None = None) -> None:
     stream.write(render(result, {rule.id: rule for rule in result.rule_data}))

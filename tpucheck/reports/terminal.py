@@ -2,11 +2,18 @@
 
 Order follows DESIGN.md: the inventory (kernels, CUDA-only packages, training versus
 inference), then the score and what it costs to fix, then where the work is, then the
-findings themselves, then what could not be read.
+findings themselves, then what could not be read; and, as ruff, semgrep and bandit do, it
+ends with the verdict, so the last line on screen is the one a user came for.
+
+Everything is laid out to the terminal's width (or `COLUMNS`, or 80): lists whose text
+wraps at spaces rather than many-column tables, so nothing is cut mid-word at 80 columns.
 """
 
 from __future__ import annotations
 
+import io
+import os
+import re
 from typing import TextIO
 
 from rich.console import Console, Group, RenderableType
@@ -16,71 +23,71 @@ from rich.text import Text
 
 from tpucheck import __version__
 from tpucheck.findings import SEVERITIES, Finding, severity_rank
-from tpucheck.prose import first_sentence, shorten
+from tpucheck.prose import first_sentence
 from tpucheck.reports.concise import line_safe_path
 from tpucheck.reports.judgement import hours, phase_summary, plan_phases, target_label, why_line
+from tpucheck.reports.options import ReportOptions
 from tpucheck.result import ScanResult
 from tpucheck.scoring import PHASE_TITLES
 
 SEVERITY_STYLE = {"blocker": "bold red", "major": "yellow", "minor": "cyan", "info": "dim"}
 GRADE_STYLE = {"A": "bold green", "B": "green", "C": "yellow", "D": "red", "F": "bold red"}
-MAX_FINDINGS = 40
 MAX_ROWS = 10
 MAX_STEPS_PER_PHASE = 5
+_TRAILING_SPACE = re.compile(r"(?: |\x1b\[[0-9;]*m)+$")
+"""Spaces at the end of a line, before any closing colour codes."""
+SOURCE_CONTEXT = 2
+"""Lines shown before and after a finding with `--show-source`."""
 
 
-def write(result: ScanResult, stream: TextIO, colour: bool = True) -> None:
+def write(result: ScanResult, stream: TextIO, options: ReportOptions | None = None) -> None:
+    options = options or ReportOptions()
+    buffer = io.StringIO()
     # markup=False: paths, snippets and messages are data; `[/b]` in a path is not a tag
     # (with markup on, a file `a[/b].py` raised MarkupError and the report was lost).
-    console = Console(file=stream, force_terminal=colour, no_color=not colour, width=None if colour else 110, highlight=False, soft_wrap=False, markup=False)
-    for block in _blocks(result):
+    console = Console(
+        file=buffer,
+        force_terminal=options.colour,
+        no_color=not options.colour,
+        width=options.columns(),
+        highlight=False,
+        soft_wrap=False,
+        markup=False,
+        emoji=False,
+    )
+    for block in _blocks(result, options):
         console.print(block)
+    # Rich pads every row of a grid to the full width; a copied report should not carry that.
+    stream.write("".join(_TRAILING_SPACE.sub(lambda tail: tail.group().replace(" ", ""), line) + "\n" for line in buffer.getvalue().splitlines()))
 
 
-def _blocks(result: ScanResult) -> list[object]:
-    score = result.score
+def _blocks(result: ScanResult, options: ReportOptions) -> list[RenderableType]:
     coverage = result.coverage
-    blocks: list[object] = [
+    blocks: list[RenderableType] = [
         Text.assemble(
             ("tpucheck ", "bold"), (__version__, "dim"), " · ", (result.root, "bold"),
             f" · {coverage.files_analyzed} files, {coverage.lines_scanned:,} lines · target ", (target_label(result.target), "bold"),
         ),
         _inventory(result),
     ]
-    grade_style = GRADE_STYLE.get(score.grade, "bold")
-    headline = Text.assemble(
-        ("TPU readiness ", "bold"),
-        (f"{score.score:.1f}/100", grade_style),
-        "  grade ",
-        (score.grade, grade_style),
-        f" ({score.grade_meaning})",
-        f"\neffort {hours(score.effort)}",
-        f" + {hours(score.supporting_effort)} tests, examples, benchmarks" if score.supporting_effort.high else "",
-        f"   training {score.training:.1f} · inference {score.inference:.1f}",
-    )
-    blocks.append(Panel(headline, expand=False))
-    why = why_line(result)
-    if why:
-        blocks.append(Text.assemble(("Why this score: ", "bold"), why))
     scope = result.gate_scope()
-    if scope:
-        blocks.append(Text.assemble(("Gate: ", "bold"), scope, " (the findings table lists the new ones)"))
     if result.findings:
         blocks.append(_category_table(result))
-        blocks.append(_plan_table(result))
-        blocks.append(_top_files(result))
-        blocks.append(_findings(result.gated_findings() if scope else result.findings))
-    else:
-        blocks.append(Text("No findings: nothing in this tree ties it to CUDA.", style="green"))
-    blocks.extend(_problems(result))
+        blocks.append(_plan(result))
+        blocks.append(_top_files(result, options))
+        blocks.append(_findings(result.gated_findings() if scope else result.findings, result, options))
+        if options.statistics:
+            blocks.append(_statistics(result))
+    blocks.extend(_problems(result, options))
     blocks.append(_coverage_line(result))
+    blocks.extend(_verdict(result, scope))
     return blocks
 
 
 def _inventory(result: ScanResult) -> Panel:
     inventory = result.inventory
     lines = Table.grid(padding=(0, 2))
-    lines.add_column(style="bold")
+    lines.add_column(style="bold", no_wrap=True)
     lines.add_column()
     kernels = inventory.ported_kernels
     if kernels:
@@ -89,11 +96,8 @@ def _inventory(result: ScanResult) -> Panel:
         lines.add_row("Custom kernels", f"{len(kernels)}: {shown}")
     else:
         lines.add_row("Custom kernels", "none")
-    if inventory.packages:
-        names = sorted({p.name for p in inventory.packages})
-        lines.add_row("CUDA-only packages", ", ".join(names))
-    else:
-        lines.add_row("CUDA-only packages", "none")
+    names = sorted({p.name for p in inventory.packages})
+    lines.add_row("CUDA-only packages", ", ".join(names) if names else "none")
     if inventory.tpu_support:
         lines.add_row("TPU support already", ", ".join(f"{t.name} ({len(t.paths)} files)" for t in inventory.tpu_support))
     lines.add_row("Work by workload", f"training {inventory.training_findings} findings · inference {inventory.inference_findings} findings")
@@ -101,11 +105,11 @@ def _inventory(result: ScanResult) -> Panel:
 
 
 def _category_table(result: ScanResult) -> Table:
-    table = Table(title="Findings by category", title_justify="left", show_edge=False)
-    table.add_column("category")
+    table = Table(title="Findings by category", title_justify="left", show_edge=False, pad_edge=False)
+    table.add_column("category", no_wrap=True)
     for severity in SEVERITIES:
-        table.add_column(severity, justify="right", style=SEVERITY_STYLE[severity])
-    table.add_column("total", justify="right", style="bold")
+        table.add_column(severity, justify="right", style=SEVERITY_STYLE[severity], no_wrap=True)
+    table.add_column("total", justify="right", style="bold", no_wrap=True)
     for category, row in result.counts_by_category_and_severity().items():
         total = sum(row.values())
         if total:
@@ -113,60 +117,104 @@ def _category_table(result: ScanResult) -> Table:
     return table
 
 
-def _plan_table(result: ScanResult) -> Table:
-    table = Table(title="Migration plan, in phases (score reached once each step is done)", title_justify="left", show_edge=False)
-    for name, justify in (("#", "right"), ("step", "left"), ("severity", "left"), ("score", "right"), ("effort h", "right"), ("fix", "left")):
-        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+def _hanging(label: Text, body: RenderableType, indent: int) -> Table:
+    """`label body...` with the body's continuation lines under its first word: a list item
+    that wraps at spaces, whatever the width."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(width=indent, no_wrap=True)
+    grid.add_column(ratio=1, overflow="fold")
+    grid.add_row(label, body)
+    return grid
+
+
+def _plan(result: ScanResult) -> Group:
+    rows: list[RenderableType] = [Text("Migration plan, in phases (the score reached once each step is done)", style="bold underline")]
     number = 0
     for phase, items in plan_phases(result.score.plan):
-        table.add_row("", Text(f"{PHASE_TITLES[phase]}: {phase_summary(items)}", style="bold"), "", "", "", "")
+        rows.append(Text.assemble((PHASE_TITLES[phase], "bold"), f": {phase_summary(items)}"))
         for item in items[:MAX_STEPS_PER_PHASE]:
             number += 1
-            table.add_row(
-                str(number),
-                f"{item.rule} {item.title}",
-                Text(item.severity, style=SEVERITY_STYLE[item.severity]),
-                f"{item.score_after:.1f} (+{item.score_gain:.1f})",
-                f"{item.effort.low:.1f}-{item.effort.high:.1f}",
-                shorten(first_sentence(item.fix), 70),
-            )
+            body = Text.assemble(
+                (f"{item.rule} {item.title}", "bold"),
+                " · ", (item.severity, SEVERITY_STYLE[item.severity]),
+                f" · {hours(item.effort)} · score {item.score_after:.1f} (+{item.score_gain:.1f})",
+                ("\n" + first_sentence(item.fix), "dim") if item.fix else "",
+            )  # fmt: skip
+            rows.append(_hanging(Text(f"{number:>3}."), body, 4))
         if len(items) > MAX_STEPS_PER_PHASE:
-            table.add_row("", Text(f"… {len(items) - MAX_STEPS_PER_PHASE} more steps in this phase (JSON report)", style="dim"), "", "", "", "")
+            rows.append(_hanging(Text(""), Text(f"… {len(items) - MAX_STEPS_PER_PHASE} more steps in this phase (JSON report)", style="dim"), 4))
         number += max(0, len(items) - MAX_STEPS_PER_PHASE)
-    return table
+    return Group(*rows)
 
 
-def _top_files(result: ScanResult) -> Table:
-    table = Table(title="Top files", title_justify="left", show_edge=False)
-    table.add_column("file", overflow="fold")
-    table.add_column("role")
-    for severity in SEVERITIES[:3]:
-        table.add_column(severity, justify="right", style=SEVERITY_STYLE[severity])
+def _top_files(result: ScanResult, options: ReportOptions) -> Group:
+    rows: list[RenderableType] = [Text("Top files (blocker / major / minor)", style="bold underline")]
     for path, role, counts in result.files_by_severity()[:MAX_ROWS]:
-        table.add_row(line_safe_path(path), role, *(str(counts[s] or "") for s in SEVERITIES[:3]))
-    return table
+        numbers = Text.assemble(*[(f"{counts[s]:>3} ", SEVERITY_STYLE[s]) for s in SEVERITIES[:3]])
+        shown = line_safe_path(options.path_prefix + path)
+        rows.append(_hanging(numbers, Text.assemble(shown, (f" ({role})" if role != "library" else "", "dim")), 12))
+    return Group(*rows)
 
 
-def _findings(findings: list[Finding]) -> Group:
+def _location(finding: Finding, options: ReportOptions) -> str:
+    path = line_safe_path(options.path_prefix + finding.path)
+    if finding.cell is not None:
+        return f"{path}[cell {finding.cell}]:{finding.span.line}:{finding.span.column}"
+    return f"{path}:{finding.span.line}:{finding.span.column}"
+
+
+def _findings(findings: list[Finding], result: ScanResult, options: ReportOptions) -> Group:
     ordered = sorted(findings, key=lambda f: (severity_rank(f.severity), f.sort_key()))
+    limit = len(ordered) if options.max_findings is None else options.max_findings
     rows: list[RenderableType] = [Text("Findings", style="bold underline")]
-    for finding in ordered[:MAX_FINDINGS]:
-        where = f"{finding.path}:{finding.span.line}:{finding.span.column}"
-        if finding.cell is not None:
-            where = f"{finding.path}[cell {finding.cell}]:{finding.span.line}:{finding.span.column}"
-        rows.append(
-            Text.assemble(
-                (f"{finding.severity:<8}", SEVERITY_STYLE[finding.severity]),
-                (where, "bold"),
-                " ",
-                (f"{finding.rule} {finding.name}", "magenta"),
-                f" {shorten(first_sentence(finding.message), 120)}",
-                (" (optional path)" if finding.guarded else "", "dim"),
-            )
+    for finding in ordered[:limit]:
+        body = Text.assemble(
+            (_location(finding, options), "bold"),
+            " ",
+            (f"{finding.rule} {finding.name}", "magenta"),
+            (" (fallback kept)" if finding.guarded else "", "dim"),
+            f"\n{first_sentence(finding.message)}",
         )
-        rows.append(Text(f"         {_printable(finding.snippet)}", style="dim"))
-    if len(ordered) > MAX_FINDINGS:
-        rows.append(Text(f"… and {len(ordered) - MAX_FINDINGS} more: see --format json -o FILE", style="dim"))
+        source = _source(result, finding) if options.show_source else [Text(_printable(finding.snippet), style="dim")]
+        for line in source:  # code is cropped, never wrapped into something it is not
+            line.no_wrap, line.overflow = True, "ellipsis"
+        rows.append(_hanging(Text(finding.severity, style=SEVERITY_STYLE[finding.severity]), Group(body, *source), 7))
+    if len(ordered) > limit:
+        rows.append(Text(f"… and {len(ordered) - limit} more: --show-all lists them, --format json -o FILE keeps them", style="dim"))
+    return Group(*rows)
+
+
+def _source(result: ScanResult, finding: Finding) -> list[Text]:
+    """The lines around a finding, numbered, the finding's own marked: read from the tree
+    when asked (`--show-source`); a file that changed or vanished since shows its snippet."""
+    lines: list[str] | None = None
+    if finding.cell is None:
+        try:
+            with open(os.path.join(result.root, finding.path), encoding="utf-8", errors="replace") as handle:
+                lines = handle.read().splitlines()
+        except OSError:
+            lines = None
+    if not lines or finding.span.line > len(lines):
+        return [Text(_printable(finding.snippet), style="dim")]
+    first = max(1, finding.span.line - SOURCE_CONTEXT)
+    last = min(len(lines), finding.span.end_line + SOURCE_CONTEXT)
+    width = len(str(last))
+    out = []
+    for number in range(first, last + 1):
+        marked = finding.span.line <= number <= finding.span.end_line
+        out.append(Text(f"{number:>{width}} {'>' if marked else '|'} {_printable(lines[number - 1])}", style="" if marked else "dim"))
+    return out
+
+
+def _statistics(result: ScanResult) -> Group:
+    """One line per rule, most findings first: `ruff --statistics`' view of a tree."""
+    counts: dict[str, tuple[int, str, str]] = {}
+    for finding in result.findings:
+        count, _, _ = counts.get(finding.rule, (0, "", ""))
+        counts[finding.rule] = (count + 1, finding.name, finding.severity)
+    rows: list[RenderableType] = [Text("Statistics (findings per rule)", style="bold underline")]
+    for rule, (count, name, severity) in sorted(counts.items(), key=lambda kv: (-kv[1][0], kv[0])):
+        rows.append(Text.assemble(f"{count:>6}  ", (f"{rule:<7}", "magenta"), f"{name} ", (f"[{severity}]", SEVERITY_STYLE[severity])))
     return Group(*rows)
 
 
@@ -178,18 +226,19 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
-def _problems(result: ScanResult) -> list[object]:
-    blocks: list[object] = []
+def _problems(result: ScanResult, options: ReportOptions) -> list[RenderableType]:
+    blocks: list[RenderableType] = []
     if result.errors:
-        table = Table(title=f"Files that could not be analyzed ({len(result.errors)})", title_justify="left", show_edge=False)
-        table.add_column("file", overflow="fold")
-        table.add_column("kind")
-        table.add_column("reason", overflow="fold")
+        rows: list[RenderableType] = [Text(f"Files that could not be analyzed ({len(result.errors)})", style="bold underline")]
         for error in result.errors[:20]:
-            table.add_row(line_safe_path(error.path), error.kind, error.message)
-        blocks.append(table)
+            body = Text.assemble((line_safe_path(options.path_prefix + error.path), "bold"), f" {error.message}")
+            rows.append(_hanging(Text(error.kind, style="yellow"), body, 14))
+        if len(result.errors) > 20:
+            rows.append(Text(f"… and {len(result.errors) - 20} more (JSON report)", style="dim"))
+        blocks.append(Group(*rows))
     if result.skipped:
-        blocks.append(Text(f"Skipped {len(result.skipped)} files: " + "; ".join(f"{s.path} ({s.reason})" for s in result.skipped[:5]) + (" …" if len(result.skipped) > 5 else ""), style="yellow"))
+        shown = "; ".join(f"{line_safe_path(s.path)} ({s.reason})" for s in result.skipped[:5]) + (" …" if len(result.skipped) > 5 else "")
+        blocks.append(Text(f"Skipped {len(result.skipped)} files: {shown}", style="yellow"))
     return blocks
 
 
@@ -203,3 +252,30 @@ def _coverage_line(result: ScanResult) -> Text:
     )
 
 
+def _verdict(result: ScanResult, scope: str | None) -> list[RenderableType]:
+    """The last lines: why, then score, grade, effort, counts, target (the CLI prints any
+    configuration error after them, on stderr, so a run that exits 2 ends with why)."""
+    score = result.score
+    grade_style = GRADE_STYLE.get(score.grade, "bold")
+    counts = result.counts_by_severity()
+    blocks: list[RenderableType] = []
+    why = why_line(result)
+    if why:
+        blocks.append(Text.assemble(("Why this score: ", "bold"), why))
+    if scope:
+        blocks.append(Text.assemble(("Gate: ", "bold"), scope, " (the findings listed are the new ones)"))
+    if not result.findings:
+        blocks.append(Text("No findings: nothing in this tree ties it to CUDA.", style="green"))
+    supporting = f" + {hours(score.supporting_effort)} tests, examples, benchmarks" if score.supporting_effort.high else ""
+    blocks.append(
+        Panel(
+            Text.assemble(
+                ("TPU readiness ", "bold"), (f"{score.score:.1f}/100", grade_style), "  grade ", (score.grade, grade_style),
+                f" ({score.grade_meaning})",
+                f"\neffort {hours(score.effort)}{supporting} · training {score.training:.1f} · inference {score.inference:.1f}",
+                "\n", ", ".join(f"{counts[s]} {s}" for s in SEVERITIES), f" · target {target_label(result.target)}",
+            ),
+            expand=False,
+        )
+    )
+    return blocks
