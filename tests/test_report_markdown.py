@@ -12,9 +12,10 @@ from conftest import SYNC_NOTEBOOK, fixture_ruleset, write_tree
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.reports import markdown
 from tpucheck.reports.judgement import hours
+from tpucheck.reports.options import STEP_SUMMARY_LIMIT, ReportOptions
 from tpucheck.result import Inventory, KernelEntry, PackageEntry, ScanResult
+from tpucheck.ruleset import load_ruleset
 from tpucheck.scoring import PHASE_TITLES
-from tpucheck.reports.options import ReportOptions
 
 HELP = "https://github.com/tpucheck/tpucheck/blob/main/docs/rules.md"
 
@@ -127,8 +128,36 @@ def test_size_cap_leaves_rows_out(result: ScanResult, monkeypatch: pytest.Monkey
     assert capped.splitlines()[-1].startswith("Coverage: ")
 
 
-def test_default_cap_is_under_one_mebibyte() -> None:
-    assert markdown.SIZE_LIMIT < 1024 * 1024
+def test_default_cap_is_a_pull_request_comment() -> None:
+    assert markdown.SIZE_LIMIT == 65_536
+
+
+def _many_findings(tmp_path: Path, files: int) -> ScanResult:
+    """A generated tree whose report runs far past a PR comment's limit."""
+    for n in range(files):
+        body = "import torch\n" + "".join(f"x{i} = torch.zeros(3).cuda()  # long line {'y' * 40}\n" for i in range(40))
+        (tmp_path / f"m{n:03d}.py").write_text(body)
+    return scan(str(tmp_path), load_ruleset(), ScanOptions(jobs=1, use_cache=False))
+
+
+def test_large_report_fits_a_comment_and_a_step_summary(tmp_path: Path) -> None:
+    big = _many_findings(tmp_path, 60)
+    comment = markdown.render(big)
+    assert len(comment) <= 65_536 and len(comment.encode()) <= 65_536
+    assert "left out to stay under GitHub's size limit" in comment
+    assert comment.splitlines()[-1].startswith("Coverage: ")
+    summary = io.StringIO()
+    markdown.write(big, summary, ReportOptions(size_limit=STEP_SUMMARY_LIMIT))
+    assert 65_536 < len(summary.getvalue().encode()) <= STEP_SUMMARY_LIMIT
+
+
+def test_rule_text_renders_inline_code_as_code() -> None:
+    assert markdown._prose("Use `torch.tpu.synchronize()` or `x<y`.") == (
+        "Use <code>torch.tpu.synchronize()</code> or <code>x&lt;y</code>."
+    )
+    # cut at a word, never inside a code span
+    cut = markdown._prose("Call `torch.accelerator.synchronize()` before timing the step loop", 30)
+    assert cut == "Call…"
 
 
 def test_deterministic(result: ScanResult) -> None:

@@ -28,7 +28,7 @@ from tpucheck.findings import CATEGORIES, SEVERITIES, ScanError, severity_rank
 from tpucheck.gitdiff import ChangedLines, DiffError, apply_diff, changed_lines
 from tpucheck.merge import MergeError, merge_reports
 from tpucheck.reports import FORMATS
-from tpucheck.reports.options import DEFAULT_MAX_FINDINGS, ReportOptions
+from tpucheck.reports.options import DEFAULT_MAX_FINDINGS, STEP_SUMMARY_LIMIT, ReportOptions
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import RuleFileError, SelectionError, load_ruleset, select_rules
 from tpucheck.ruleset.examples import check_rule, rule_examples
@@ -112,6 +112,7 @@ def scan_command(
     max_findings: int | None = typer.Option(None, "--max-findings", min=0, metavar="N", help="List at most N findings in the terminal report."),
     statistics: bool = typer.Option(False, "--statistics", help="Add a count of findings per rule to the terminal report."),
     show_source: bool = typer.Option(False, "--show-source", help="Show the source lines around each finding in the terminal report."),
+    step_summary: bool = typer.Option(False, "--step-summary", help="Size Markdown for $GITHUB_STEP_SUMMARY (1 MiB) instead of a PR comment (65,536 characters)."),
 ) -> None:
     """Scan a tree and report its TPU readiness; with --fail-under/--fail-on, gate CI."""
     for path in paths:
@@ -171,6 +172,7 @@ def scan_command(
         max_findings=None if show_all else (max_findings if max_findings is not None else DEFAULT_MAX_FINDINGS),
         statistics=statistics,
         show_source=show_source,
+        size_limit=STEP_SUMMARY_LIMIT if step_summary else None,
     )
     _emit(result, settings.output_format, output, report)
     _report_problems(problems)

@@ -13,4 +13,12 @@ def first_sentence(text: str) -> str:
 
 
 def shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """At most `limit` characters, cut at a space when one is near the end, never mid-word
+    when it can be helped."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit * 0.6:
+        cut = cut[:space]
+    return cut.rstrip() + "…"

@@ -34,9 +34,11 @@ MAX_ROWS = 10
 MAX_KERNELS = 50
 """Kernels listed in the inventory before summarising the rest as a count."""
 
-SIZE_LIMIT = 900_000
-"""Bytes (UTF-8) the document may reach: under GitHub's 1 MiB step-summary limit with room
-for the closing lines. Read at call time so tests can lower it."""
+SIZE_LIMIT = 65_536
+"""Bytes (UTF-8) the document may reach by default: GitHub refuses a pull-request comment
+over 65,536 characters, and bytes are never fewer than characters. Read at call time so
+tests can lower it."""
+
 
 _RESERVE = 2_000
 """Bytes kept back from SIZE_LIMIT for `<details>` wrappers and "left out" lines."""
@@ -48,18 +50,20 @@ FIX_LIMIT = 80
 
 def write(result: ScanResult, stream: TextIO, options: ReportOptions | None = None) -> None:
     """Write the report; colour options are ignored because Markdown carries no terminal colour."""
-    stream.write(render(result))
+    limit = (options or ReportOptions()).size_limit
+    stream.write(render(result, limit))
 
 
-def render(result: ScanResult) -> str:
-    """The whole document as one string, ending in a newline."""
+def render(result: ScanResult, limit: int | None = None) -> str:
+    """The whole document as one string, ending in a newline, within `limit` bytes (the
+    long tables are cut, most important rows first, and say where the rest is)."""
     head = _headline(result) + _inventory(result)
     if result.findings:
         head += _category_table(result) + _plan_table(result) + _top_files(result)
     else:
         head += ["No findings: nothing in this tree ties it to CUDA.", ""]
     tail = [_coverage_line(result)]
-    budget = _Budget(SIZE_LIMIT - _RESERVE - _size(head) - _size(tail))
+    budget = _Budget((limit or SIZE_LIMIT) - _RESERVE - _size(head) - _size(tail))
     middle: list[str] = []
     if result.findings:
         middle += _all_findings(result, budget)
@@ -125,7 +129,7 @@ def _inventory(result: ScanResult) -> list[str]:
         lines.append("")
     lines += [f"**CUDA-only packages:** {len(inventory.packages) or 'none'}", ""]
     for package in inventory.packages:
-        lines.append(f"- {_code(package.name)} ({package.occurrences} {_plural(package.occurrences, 'use')}): {_escape(package.fix, FIX_LIMIT * 2)}")
+        lines.append(f"- {_code(package.name)} ({package.occurrences} {_plural(package.occurrences, 'use')}): {_prose(package.fix, FIX_LIMIT * 2)}")
     if inventory.packages:
         lines.append("")
     if inventory.tpu_support:
@@ -169,7 +173,7 @@ def _plan_table(result: ScanResult) -> list[str]:
                     _escape(item.severity),
                     f"{item.score_after:.1f} (+{item.score_gain:.1f})",
                     f"{item.effort.low:.1f}–{item.effort.high:.1f}",
-                    _escape(item.fix, FIX_LIMIT),
+                    _prose(item.fix, FIX_LIMIT),
                 ]
             )
         )
@@ -195,7 +199,7 @@ def _all_findings(result: ScanResult, budget: _Budget) -> list[str]:
                 _escape(f.severity),
                 _link(f.rule, links.get(f.rule)),
                 _location(f),
-                _escape(first_sentence(f.message), MESSAGE_LIMIT) + (" (optional path)" if f.guarded else ""),
+                _prose(first_sentence(f.message), MESSAGE_LIMIT) + (" (fallback kept)" if f.guarded else ""),
                 _code(f.snippet, SNIPPET_LIMIT),
             ]
         )
@@ -315,6 +319,37 @@ def _escape(text: str, limit: int | None = None, *, code: bool = False) -> str:
     if not code:
         out = _PING.sub(r"<code>\1</code>", out)
     return out
+
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
+def _prose(text: str, limit: int | None = None) -> str:
+    """Rule text (messages, fixes) with its `inline code` rendered as code and everything
+    else escaped as `_escape` does; cut at a word before the spans are made, so a span is
+    never left open."""
+    flat = " ".join(text.split())
+    if limit is not None and len(flat) > limit:
+        flat = shorten(flat, limit)
+        if flat.count("`") % 2:
+            flat = flat[: flat.rfind("`")].rstrip() + "…"
+    out: list[str] = []
+    last = 0
+    for span in _CODE_SPAN.finditer(flat):
+        out.append(_escape_keeping_edges(flat[last : span.start()]))
+        out.append(_code(span.group(1)))
+        last = span.end()
+    out.append(_escape_keeping_edges(flat[last:]))
+    return "".join(out)
+
+
+def _escape_keeping_edges(piece: str) -> str:
+    """`_escape` trims; between code spans the spaces are the text's."""
+    if not piece.strip():
+        return " " if piece else ""
+    lead = " " if piece[0] == " " else ""
+    trail = " " if piece[-1] == " " else ""
+    return lead + _escape(piece) + trail
 
 
 def _code(text: str, limit: int | None = None) -> str:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 DEFAULT_MAX_FINDINGS = 40
 """Findings the terminal lists before it points to `--show-all`: a first read, not a log."""
 FALLBACK_WIDTH = 80
+STEP_SUMMARY_LIMIT = 1024 * 1024
+"""GitHub's limit for `$GITHUB_STEP_SUMMARY`; a PR comment's (65,536) is Markdown's default."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +27,8 @@ class ReportOptions:
     """The lines around each finding, read from the scanned tree."""
     path_prefix: str = ""
     """Prepended to root-relative paths so they open from the current folder."""
+    size_limit: int | None = None
+    """Bytes a size-bounded format (Markdown) may reach; None: the format's default."""
 
     def columns(self) -> int:
         return self.width if self.width else terminal_width()
