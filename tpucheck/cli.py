@@ -318,6 +318,7 @@ def merge_command(
     rules: list[Path] | None = typer.Option(None, "--rules", help="Extra rule files the scan used (repeatable; adds to extend-rules)."),
     config_file: Path | None = typer.Option(None, "--config", help="Read settings from this file instead of the nearest tpucheck.toml / pyproject.toml."),
     isolated: bool = typer.Option(False, "--isolated", help="Ignore every configuration file."),
+    step_summary: bool = typer.Option(False, "--step-summary", help="Size Markdown for $GITHUB_STEP_SUMMARY (1 MiB) instead of a PR comment (65,536 characters)."),
 ) -> None:
     """Combine shard results into one report with the score one scan would give, or render a
     JSON report in another format (scan once in CI, then write SARIF, Markdown, annotations)."""
@@ -328,7 +329,7 @@ def merge_command(
         result = merge_reports(reports, ruleset)
     except (MergeError, RuleFileError) as exc:
         raise UsageProblem(str(exc)) from None
-    _emit(result, settings.output_format, output)
+    _emit(result, settings.output_format, output, ReportOptions(size_limit=STEP_SUMMARY_LIMIT if step_summary else None))
     _report_problems(result.configuration_errors)
     code = _gate(result, settings.fail_under, settings.fail_on)
     raise typer.Exit(EXIT_USAGE if result.configuration_errors else code)
