@@ -34,10 +34,7 @@ is written, so a wrong template fails here, not in a user's scan.
 from __future__ import annotations
 
 import argparse
-import difflib
-import hashlib
 import json
-import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -50,7 +47,10 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a plain script: import tpucheck from this checkout
     sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # pack_common, also when loaded by a test
 
+from pack_common import Flow, FlowMap, Folded, Literal, dump, number, sha256, shown_path  # noqa: E402
+from pack_common import diff_summary as _diff_summary  # noqa: E402
 from tpucheck.analyzers import analyze_text, build_context  # noqa: E402
 from tpucheck.ruleset.loader import RuleFileError, load_ruleset, parse_rule_file, resolve_places  # noqa: E402
 from tpucheck.ruleset.model import DeviceContext, Rule, Ruleset, Where  # noqa: E402
@@ -770,10 +770,6 @@ class Inputs:
     torch_version: str
 
 
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def load_inputs(data_dir: Path, catalog_path: Path) -> Inputs:
     """Read every data file (yaml.safe_load / json only) and check they belong together."""
     missing = [name for name in DATA_FILES if not (data_dir / name).is_file()]
@@ -1300,7 +1296,7 @@ def build_rule(rule_id: str, entry: dict[str, Any], key: str, apis: list[Api], i
         "severity": severity,
         "confidence": confidence,
         "affects": Flow(settings.affects or AFFECTS[entry["affects"]]),
-        "effort": FlowMap(low=_number(low), high=_number(high)),
+        "effort": FlowMap(low=number(low), high=number(high)),
     }
     if category == "host-sync":
         rule["where"] = HOT_CODE
@@ -1310,10 +1306,6 @@ def build_rule(rule_id: str, entry: dict[str, Any], key: str, apis: list[Api], i
     rule["match"] = matchers(apis)
     rule["examples"] = examples(apis, settings)
     return rule, settings.supersedes
-
-
-def _number(value: float) -> float | int:
-    return int(value) if float(value).is_integer() else value
 
 
 def matchers(apis: list[Api]) -> dict[str, Any] | list[dict[str, Any]]:
@@ -1433,42 +1425,6 @@ def check_names(pack: Pack, hand: HandRules) -> None:
 # -- output ---------------------------------------------------------------------------
 
 
-class Folded(str):
-    """A long message: folded block style, as the hand-written rules are."""
-
-
-class Literal(str):
-    """Example code: literal block style."""
-
-
-class Flow(list):  # type: ignore[type-arg]
-    """A short list on one line (`affects: [training, inference]`)."""
-
-
-class FlowMap(dict):  # type: ignore[type-arg]
-    """A short mapping on one line (`effort: {low: 1, high: 4}`)."""
-
-
-class _Dumper(yaml.SafeDumper):
-    def ignore_aliases(self, data: Any) -> bool:
-        return True  # a shared `where` written out in full in every rule, never as &id001
-
-    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
-        super().increase_indent(flow, False)  # lists indented under their key, as in rules/*.yaml
-
-
-_Dumper.add_representer(Folded, lambda d, s: d.represent_scalar("tag:yaml.org,2002:str", str(s), style=">"))
-_Dumper.add_representer(Literal, lambda d, s: d.represent_scalar("tag:yaml.org,2002:str", str(s), style="|"))
-_Dumper.add_representer(Flow, lambda d, s: d.represent_sequence("tag:yaml.org,2002:seq", list(s), flow_style=True))
-_Dumper.add_representer(FlowMap, lambda d, s: d.represent_mapping("tag:yaml.org,2002:map", list(s.items()), flow_style=True))
-
-
-def shown_path(path: Path) -> str:
-    """The path as spelled from the project, symlinks kept: `../shared/...` stays that
-    when `../shared` is a link to elsewhere, so the pack does not depend on the machine."""
-    return Path(os.path.relpath(path.absolute(), REPO)).as_posix()
-
-
 def render(pack: Pack, inputs: Inputs) -> str:
     xla = inputs.coverage["inputs"]["xla_native_functions.yaml"]
     native = inputs.coverage["inputs"]["native_functions.yaml"]
@@ -1500,7 +1456,7 @@ def render(pack: Pack, inputs: Inputs) -> str:
         "# Severity, fix and effort follow the catalog row where one exists (effort capped at\n"
         f"# {EFFORT_CAP:g} h per occurrence), else the data's kind; confidence follows the data.\n"
     )
-    body = yaml.dump(document, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=92, allow_unicode=True)
+    body = dump(document)
     return header + body
 
 
@@ -1538,17 +1494,7 @@ def default_catalog(data_dir: Path) -> Path:
 
 def diff_summary(old: str | None, new: str, shown: str) -> str | None:
     """None when equal; else one line saying how the committed file differs."""
-    if old == new:
-        return None
-    if old is None:
-        return f"{shown} is missing; run {COMMAND}"
-    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0))
-    added = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
-    removed = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
-    hunk = next((line for line in lines if line.startswith("@@")), "")
-    first = re.search(r"-(\d+)", hunk)
-    at = f", first at line {first.group(1)}" if first else ""
-    return f"{shown} differs from the generated pack (+{added} -{removed} lines{at}); run {COMMAND}"
+    return _diff_summary(old, new, shown, COMMAND)
 
 
 def check(data_dir: Path = DEFAULT_DATA, catalog: Path | None = None, out: Path = DEFAULT_OUT) -> str | None:

@@ -10,7 +10,11 @@ source file when a finding or the inventory's `cuda_sources` names it. Items in 
 tpucheck never analyzed (skipped, git-ignored, errored) count as missed and are
 tallied apart, so a discovery gap is not mistaken for an analyzer gap; so are missed
 torch.cuda references that no rule would match as used (a name only a call rule knows,
-used as a value), which are gaps in the rules rather than in the analyzer.
+used as a value), which are gaps in the rules rather than in the analyzer; and missed
+references a rule leaves silent on purpose (`unless: guard`: `torch.cuda.is_available()`
+as the condition of a CUDA guard or a test skip, which keeps a fallback and is not work),
+found by analyzing those files again with the rules' `unless` lifted. The recall over what
+the rules mean to report is printed beside the raw one.
 """
 
 from __future__ import annotations
@@ -19,14 +23,16 @@ import argparse
 import importlib.util
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 
+from tpucheck.analyzers import analyze_text, build_context
 from tpucheck.analyzers.python import build_python_index
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import load_ruleset
+from tpucheck.ruleset.model import Ruleset
 
 ORACLE_PATH = Path(__file__).resolve().parent.parent / "tests" / "oracle.py"
 
@@ -55,10 +61,18 @@ class ListRecall:
     """Of the missed torch.cuda references, those no rule would match as used: no
     reference or decorator rule names the chain or a prefix, and no call rule names it
     where it is called. A gap in the rules rather than in the analyzer."""
+    silent: int = 0
+    """Of the missed, those a rule leaves silent on purpose (`unless: guard`)."""
 
     @property
     def recall(self) -> float:
         return self.found / self.total if self.total else 1.0
+
+    @property
+    def judged_recall(self) -> float:
+        """Recall over the items the rules mean to report: silent-on-purpose ones left out."""
+        meant = self.total - self.silent
+        return self.found / meant if meant else 1.0
 
 
 @dataclass
@@ -68,10 +82,10 @@ class Recall:
     unparsed: list[str]
 
 
-def recall(root: str, result: ScanResult | None = None, jobs: int = 1) -> Recall:
+def recall(root: str, result: ScanResult | None = None, jobs: int = 1, ruleset: Ruleset | None = None) -> Recall:
     oracle = load_oracle()
     listed = oracle.oracle(root)
-    ruleset = load_ruleset()
+    ruleset = ruleset or load_ruleset()
     if result is None:
         result = scan(root, ruleset, ScanOptions(jobs=jobs))
     index = build_python_index(ruleset)
@@ -94,9 +108,30 @@ def recall(root: str, result: ScanResult | None = None, jobs: int = 1) -> Recall
                 if name == oracle.REFERENCES:
                     parts = ["torch", *item.text.split(".")[1:]]
                     prefixes = [".".join(parts[:n]) for n in range(2, len(parts) + 1)]
-                    named = any(t.lookup(q) for t in (index.reference, index.decorator) for q in prefixes)
+                    full = ".".join(parts)  # an `exact` reference names only the whole chain
+                    named = any(not m.exact or q == full for t in (index.reference, index.decorator) for q in prefixes for _, m in t.lookup(q))
                     tally.unruled += not (named or (item.called and index.call.lookup(".".join(parts))))
+    references = lists[oracle.REFERENCES]
+    references.silent = len(_silent_on_purpose(root, [m for m in references.missed if m.path not in unread], ruleset))  # type: ignore[attr-defined]
     return Recall(root, lists, listed.unparsed)
+
+
+def _silent_on_purpose(root: str, missed: list[object], ruleset: Ruleset) -> set[tuple[str, int, int]]:
+    """The missed items a finding would stand for if no rule's `unless` held: the files
+    with misses analyzed again with `unless` lifted."""
+    if not missed or not any(rule.unless for rule in ruleset.rules):
+        return set()
+    context = build_context(ruleset.with_rules(tuple(replace(rule, unless=None) for rule in ruleset.rules)))
+    wanted = {(m.path, m.line, m.column) for m in missed}  # type: ignore[attr-defined]
+    found: set[tuple[str, int, int]] = set()
+    for path in sorted({key[0] for key in wanted}):
+        try:
+            text = (Path(root) / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        analysis = analyze_text(path, ("python",), text, context)
+        found.update((path, m.span.line, m.span.column) for m in analysis.matches if (path, m.span.line, m.span.column) in wanted)
+    return found
 
 
 def format_recall(measured: Recall, misses: int = 0) -> str:
@@ -107,6 +142,8 @@ def format_recall(measured: Recall, misses: int = 0) -> str:
             line += f"   ({tally.not_analyzed} missed in files not analyzed)"
         if tally.unruled:
             line += f"   ({tally.unruled} of the missed used where no rule looks)"
+        if tally.silent:
+            line += f"   ({tally.silent} of the missed silent on purpose: guard conditions; {100 * tally.judged_recall:.1f} % of the rest)"
         out.append(line)
         for item in tally.missed[:misses]:
             out.append(f"      missed {item.path}:{item.line}:{item.column}  {item.text}")  # type: ignore[attr-defined]

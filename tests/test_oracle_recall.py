@@ -19,7 +19,6 @@ from types import ModuleType
 
 import pytest
 
-from tpucheck.analyzers.python import build_python_index
 from tpucheck.result import Inventory
 from tpucheck.ruleset import load_ruleset
 
@@ -48,25 +47,10 @@ def _measured(root: Path):
     return SCRIPT.recall(str(root))
 
 
-def _covers_cuda_surface() -> bool:
-    """Whether the rules flag torch.cuda names used as values, not only called (the
-    generated torch.cuda surface, issue 12 point 1, made on another branch)."""
-    index = build_python_index(load_ruleset())
-    return all(index.reference.lookup(name) for name in ("torch.cuda.stream", "torch.cuda.amp", "torch.cuda.synchronize"))
-
-
-SURFACE_PENDING = pytest.mark.xfail(
-    not _covers_cuda_surface(),
-    strict=True,
-    reason="torch.cuda names passed as values (`partial(torch.cuda.stream, s)`, `amp = torch.cuda.amp if ...`) "
-    "need reference rules for the whole torch.cuda surface (issue 12 point 1); strict, so this marker fails once they exist",
-)
-
-
 @pytest.mark.parametrize(
     ("root", "name"),
     [
-        pytest.param(root, name, marks=SURFACE_PENDING if (root.name, name) == ("oracle-repo", ORACLE.REFERENCES) else (), id=f"{root.name}-{name}")
+        pytest.param(root, name, id=f"{root.name}-{name}")
         for root in FIXTURE_REPOS
         for name in ORACLE.LISTS
         if name != ORACLE.SOURCES
@@ -147,9 +131,33 @@ def test_oracle_lists_what_it_promises(tmp_path: Path) -> None:
 
 
 def test_a_miss_is_reported_as_one(tmp_path: Path) -> None:
-    """The comparison really compares: code no built-in rule covers is a miss."""
-    (tmp_path / "m.py").write_text("import torch\nx = torch.cuda.no_such_api_for_the_test\n", encoding="utf-8")
+    """The comparison really compares: a use the analyzer cannot resolve (the oracle counts
+    `import torch` anywhere in the file; here it binds only inside a function) is a miss,
+    and one some rule would have judged."""
+    (tmp_path / "m.py").write_text("def f():\n    import torch\n\n\nx = torch.cuda.synchronize\n", encoding="utf-8")
     measured = SCRIPT.recall(str(tmp_path))
     tally = measured.lists[ORACLE.REFERENCES]
+    assert (tally.total, tally.found, tally.unruled, tally.silent) == (1, 0, 0, 0)
+    assert "missed m.py:5:5" in SCRIPT.format_recall(measured, misses=5)
+
+
+def test_a_name_no_rule_knows_is_counted_as_unruled(tmp_path: Path) -> None:
+    """Without the catch-all for unlisted torch.cuda names (CA100), an unknown name is a
+    gap in the rules, told apart from a gap in the analyzer."""
+    (tmp_path / "m.py").write_text("import torch\nx = torch.cuda.no_such_api_for_the_test\n", encoding="utf-8")
+    builtin = load_ruleset()
+    without = builtin.with_rules(tuple(r for r in builtin.rules if r.id != "CA100"))
+    tally = SCRIPT.recall(str(tmp_path), ruleset=without).lists[ORACLE.REFERENCES]
     assert (tally.total, tally.found, tally.unruled) == (1, 0, 1)
-    assert "missed m.py:2:5" in SCRIPT.format_recall(measured, misses=5)
+    tally = SCRIPT.recall(str(tmp_path)).lists[ORACLE.REFERENCES]
+    assert (tally.total, tally.found, tally.unruled) == (1, 1, 0)
+
+
+def test_a_guard_condition_is_silent_on_purpose(tmp_path: Path) -> None:
+    """`if torch.cuda.is_available():` over CUDA code keeps a fallback: CA002 leaves it
+    unreported (`unless: guard`), and the recall says so instead of calling it a miss."""
+    (tmp_path / "m.py").write_text("import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n", encoding="utf-8")
+    measured = SCRIPT.recall(str(tmp_path))
+    tally = measured.lists[ORACLE.REFERENCES]
+    assert (tally.total, tally.found, tally.silent, tally.judged_recall) == (2, 1, 1, 1.0)
+    assert "1 of the missed silent on purpose" in SCRIPT.format_recall(measured)

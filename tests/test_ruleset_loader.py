@@ -107,3 +107,26 @@ def test_named_places_resolve_across_files_and_unknown_names_fail(tmp_path: Path
     with pytest.raises(RuleFileError) as caught:
         load_ruleset([tmp_path], builtin=False)
     assert "unknown place 'warm' (known: hot)" in str(caught.value)
+
+
+def test_exact_and_residual_references_are_checked() -> None:
+    both = GOOD.replace("      call: torch.cuda.synchronize", "      reference: torch.cuda\n      exact: true\n      residual: true")
+    assert problems(both) == ["r.yaml:14: rule X001 match.residual: a reference cannot be both `exact` and `residual`"]
+    glob = GOOD.replace("      call: torch.cuda.synchronize", "      reference: torch.cuda.*\n      residual: true")
+    assert problems(glob) == ["r.yaml:12: rule X001 match.reference: a `residual` reference names plain qualified names, not globs"]
+    flag = GOOD.replace("      call: torch.cuda.synchronize", "      reference: torch.cuda\n      exact: 'on the name'")
+    assert problems(flag) == ["r.yaml:13: rule X001 match.exact: 'on the name' is not of type 'boolean'"]
+
+
+def test_a_residual_reference_learns_what_other_rule_files_claim(tmp_path: Path) -> None:
+    """Claims are resolved across every loaded file, once: selecting rules later does not
+    change what a residual matcher leaves to the others."""
+    module = GOOD.replace("X001", "X002").replace("name: sync", "name: cuda-other").replace(
+        "      call: torch.cuda.synchronize", "      reference: torch.cuda\n      residual: true"
+    )
+    (tmp_path / "a.yaml").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "b.yaml").write_text(module, encoding="utf-8")
+    ruleset = load_ruleset([tmp_path], builtin=False)
+    residual = ruleset.by_id()["X002"].matchers[0]
+    assert residual.claims == (("call", "torch.cuda.synchronize"),)
+    assert select_rules(ruleset, select=["X002"]).rules[0].matchers[0].claims == residual.claims

@@ -138,6 +138,10 @@ def describe_matcher(matcher: Matcher) -> list[Segment]:
     if kind == "call":
         return [_t("call "), *_listed(patterns), *_arguments(matcher.args)]
     if kind == "reference":
+        if matcher.exact:
+            return [_t("reference to "), *_listed(patterns), _t(" (the name itself, not a longer one)")]
+        if matcher.residual:
+            return [_t("reference to "), *_listed(patterns), _t(" (the name or a longer one, except where another rule's pattern claims it)")]
         return [_t("reference to "), *_listed(patterns), _t(" (any use of the name or a longer one)")]
     if kind == "import":
         return [_t("import of "), *_listed(patterns), _t(" (or a submodule)")]

@@ -133,6 +133,7 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
             host = contexts.host
     problems.extend(_duplicates(rules))
     problems.extend(_unknown_superseded(rules))
+    rules = resolve_claims(rules)
     rules, place_problems = resolve_places(rules, places)
     problems.extend(place_problems)
     defaults, default_problems = _resolve_target_defaults(target_defaults, places)
@@ -321,6 +322,12 @@ def _build_matcher(raw: dict[str, Any], path: tuple[str | int, ...], problems: _
         return Matcher(regex=regex, files=_patterns(raw.get("files", ())), **common)
     patterns = _patterns(raw[kind])
     matcher = Matcher(patterns=patterns, in_call=_patterns(raw.get("in_call", ())), **common)
+    if kind == "reference":
+        matcher = replace(matcher, exact=bool(raw.get("exact", False)), residual=bool(raw.get("residual", False)))
+        if matcher.exact and matcher.residual:
+            problems.add((*path, "residual"), "a reference cannot be both `exact` and `residual`")
+        if matcher.residual and any(_GLOB_CHARS.search(p) for p in patterns):
+            problems.add((*path, kind), "a `residual` reference names plain qualified names, not globs")
     if kind == "keyword" and "value" in raw:
         matcher = replace(matcher, value=problems.regex(raw["value"], (*path, "value")))
     if kind == "dependency":
@@ -484,6 +491,46 @@ def _resolve_target_defaults(
             continue
         resolved.append((target, category, outcome))
     return tuple(resolved), problems
+
+
+_CLAIMING_KINDS = ("call", "reference", "decorator")
+
+
+def _may_reach(pattern: str, name: str) -> bool:
+    """Whether a glob can match `name` or a name below it: its literal prefix and the name
+    agree as far as both go."""
+    literal = _GLOB_CHARS.split(pattern, 1)[0]
+    return literal.startswith(name) or name.startswith(literal)
+
+
+def resolve_claims(rules: list[Rule]) -> list[Rule]:
+    """Give each `residual` reference the patterns of every other matcher, in every rule
+    file loaded, that can match at or below its names: what it leaves to them."""
+    if not any(m.residual for rule in rules for m in rule.matchers):
+        return rules
+    others = [
+        (m, pattern)
+        for rule in rules
+        for m in rule.matchers
+        if m.kind in _CLAIMING_KINDS and not m.residual
+        for pattern in m.patterns
+    ]
+    resolved = []
+    for rule in rules:
+        matchers = []
+        for matcher in rule.matchers:
+            if matcher.residual:
+                claims = tuple(
+                    dict.fromkeys(
+                        ("exact" if m.exact else m.kind if m.kind == "reference" else "call", pattern)
+                        for m, pattern in others
+                        if any(_may_reach(pattern, name) for name in matcher.patterns)
+                    )
+                )
+                matcher = replace(matcher, claims=claims)
+            matchers.append(matcher)
+        resolved.append(replace(rule, matchers=tuple(matchers)))
+    return resolved
 
 
 def resolve_places(rules: list[Rule], places: dict[str, Where]) -> tuple[list[Rule], list[RuleProblem]]:

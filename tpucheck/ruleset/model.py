@@ -58,6 +58,18 @@ class Matcher:
     """file: search `#` comment lines too."""
     label: ArgConstraint | None = None
     """call: the argument whose literal value names the finding in the inventory."""
+    exact: bool = False
+    """reference: the name itself only, not the longer names below it (`torch.cuda` used
+    as a value, while `torch.cuda.synchronize` is left to the rule that knows it)."""
+    residual: bool = False
+    """reference: the name and every name below it that no other rule's matcher claims
+    (see `claims`): a module rule that flags what the specific rules leave over."""
+    claims: tuple[tuple[str, str], ...] = ()
+    """residual: (kind, glob) of every other call, reference and decorator pattern that
+    can match at or below the name, resolved once all rule files are loaded, so that what
+    a residual matcher leaves to others does not depend on which rules are selected.
+    kind is "reference" (claims a name and the names below it), "exact" (the name only)
+    or "call" (the name where it is called or used as a decorator)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -114,6 +114,8 @@ class Walker:
         self.host_names: set[str] = set()
         """Simple names of the current function known to hold host data (last assignment wins)."""
         self.receiver_on_host = False
+        self.callee: cst.CSTNode | None = None
+        """The callee (or decorator) being walked: a name there is claimed by call rules."""
 
     # -- entry -------------------------------------------------------------------------
 
@@ -255,8 +257,10 @@ class Walker:
             qualified = self.scope.resolve(node.value)
             # An alias used bare refers to what its assignment already reported.
             if qualified is not None and self.foreign(qualified) and self.alias_of_name(node.value) is None:
-                for rule_matcher in self.index.reference.lookup(qualified):
-                    self.hit(rule_matcher, node)
+                # `from torch.cuda.nvtx import range_push`: a rule on the module sees the name
+                parts = qualified.split(".")
+                names = [".".join(parts[:end]) for end in range(1, len(parts) + 1)]
+                self.reference_hits(node, names, (qualified,))
 
     def on_attribute(self, node: cst.Attribute, ctx: str | None) -> None:
         chain: list[cst.Attribute] = []
@@ -287,10 +291,31 @@ class Walker:
             for attribute in reversed(chain):
                 qualified = f"{qualified}.{attribute.attr.value}"
                 names.append(qualified)
+        fulls = (names[-1],) if not alias or len(alias) == 1 else tuple(f"{target}{_suffix(chain)}" for target in alias)
+        self.reference_hits(node, names, fulls)
+
+    def reference_hits(self, node: cst.BaseExpression, names: list[str], fulls: tuple[str, ...]) -> None:
+        """Reference rules on a name and on every shorter name it starts with (`names`,
+        shortest first), one finding per rule. An `exact` matcher holds on the whole name
+        only (`fulls`); a `residual` one only where no other rule claims the name, and
+        then only the longest residual."""
         seen: set[str] = set()
+        residual: list[tuple[str, RuleMatcher]] = []
         for name in reversed(names):
             for rule_matcher in self.index.reference.lookup(name):
-                if rule_matcher[0].id not in seen:
+                matcher = rule_matcher[1]
+                if matcher.exact and name not in fulls:
+                    continue
+                if matcher.residual:
+                    residual.append((name, rule_matcher))
+                elif rule_matcher[0].id not in seen:
+                    seen.add(rule_matcher[0].id)
+                    self.hit(rule_matcher, node)
+        if residual:
+            longest = residual[0][0]
+            called = node is self.callee
+            for name, rule_matcher in residual:
+                if name == longest and rule_matcher[0].id not in seen and not _claimed(rule_matcher[1], names, fulls, called):
                     seen.add(rule_matcher[0].id)
                     self.hit(rule_matcher, node)
 
@@ -389,6 +414,7 @@ class Walker:
                     for rule_matcher in index.keyword.lookup(arg.keyword.value):
                         if _keyword_holds(self, rule_matcher[1], arg, callees, method):
                             self.hit(rule_matcher, arg)
+        self.callee = func
         self.walk(func)
         device = index.device
         positions: tuple[int, ...] = ()
@@ -417,6 +443,7 @@ class Walker:
                     holds = all(c.missing for c in matcher.args)
                 if holds:
                     self.hit(rule_matcher, node.decorator, detail=self.decorated)
+        self.callee = target
         self.walk(expression)
 
     # -- scopes, loops, optional paths ---------------------------------------------------
@@ -751,6 +778,26 @@ class Walker:
         elif isinstance(node, (cst.List, cst.Tuple, cst.Set)):
             for item in node.elements:
                 self.walk(item.value, ctx)
+
+
+def _suffix(chain: list[cst.Attribute]) -> str:
+    """`.a.b` for the attribute chain of `x.a.b` (collected outermost first)."""
+    return "".join(f".{attribute.attr.value}" for attribute in reversed(chain))
+
+
+def _claimed(matcher: Matcher, names: list[str], fulls: tuple[str, ...], called: bool) -> bool:
+    """Whether another rule's pattern (a residual matcher's `claims`) judges this name: a
+    reference on it or on a shorter name, an exact reference on it, or a call or
+    decorator rule where it is called."""
+    from fnmatch import fnmatchcase
+
+    for kind, pattern in matcher.claims:
+        if kind == "reference":
+            if any(fnmatchcase(name, pattern) for name in names):
+                return True
+        elif (kind == "exact" or called) and any(fnmatchcase(full, pattern) for full in fulls):
+            return True
+    return False
 
 
 def _is_device_operand(walker: Walker, node: cst.BaseExpression) -> bool:
