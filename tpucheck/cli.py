@@ -29,6 +29,7 @@ from tpucheck.gitdiff import ChangedLines, DiffError, apply_diff, changed_lines
 from tpucheck.merge import MergeError, merge_reports
 from tpucheck.reports import FORMATS
 from tpucheck.reports.options import DEFAULT_MAX_FINDINGS, STEP_SUMMARY_LIMIT, ReportOptions
+from tpucheck.reports.paths import HERE_FORMATS, display_prefix, from_here
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import RuleFileError, SelectionError, load_ruleset, select_rules
 from tpucheck.ruleset.examples import check_rule, rule_examples
@@ -279,6 +280,8 @@ def _run_scan(root: str, ruleset: Ruleset, options: ScanOptions, only: tuple[str
 def _emit(result: ScanResult, output_format: str, output: Path | None, report: ReportOptions | None = None) -> None:
     writer = FORMATS[output_format]
     report = report or ReportOptions()
+    if output_format in HERE_FORMATS:
+        result = from_here(result, display_prefix(result.root))
     if output is None:
         colour = output_format == "terminal" and sys.stdout.isatty() and "NO_COLOR" not in os.environ
         writer(result, sys.stdout, replace(report, colour=colour))

@@ -25,8 +25,6 @@ class ReportOptions:
     """A count per rule, as `ruff --statistics` prints."""
     show_source: bool = False
     """The lines around each finding, read from the scanned tree."""
-    path_prefix: str = ""
-    """Prepended to root-relative paths so they open from the current folder."""
     size_limit: int | None = None
     """Bytes a size-bounded format (Markdown) may reach; None: the format's default."""
 

@@ -151,13 +151,13 @@ def _top_files(result: ScanResult, options: ReportOptions) -> Group:
     rows: list[RenderableType] = [Text("Top files (blocker / major / minor)", style="bold underline")]
     for path, role, counts in result.files_by_severity()[:MAX_ROWS]:
         numbers = Text.assemble(*[(f"{counts[s]:>3} ", SEVERITY_STYLE[s]) for s in SEVERITIES[:3]])
-        shown = line_safe_path(options.path_prefix + path)
+        shown = line_safe_path(path)
         rows.append(_hanging(numbers, Text.assemble(shown, (f" ({role})" if role != "library" else "", "dim")), 12))
     return Group(*rows)
 
 
 def _location(finding: Finding, options: ReportOptions) -> str:
-    path = line_safe_path(options.path_prefix + finding.path)
+    path = line_safe_path(finding.path)
     if finding.cell is not None:
         return f"{path}[cell {finding.cell}]:{finding.span.line}:{finding.span.column}"
     return f"{path}:{finding.span.line}:{finding.span.column}"
@@ -190,7 +190,9 @@ def _source(result: ScanResult, finding: Finding) -> list[Text]:
     lines: list[str] | None = None
     if finding.cell is None:
         try:
-            with open(os.path.join(result.root, finding.path), encoding="utf-8", errors="replace") as handle:
+            # Paths are shown from the current folder (reports/paths.py) or from the root.
+            shown = finding.path if os.path.isfile(finding.path) else os.path.join(result.root, finding.path)
+            with open(shown, encoding="utf-8", errors="replace") as handle:
                 lines = handle.read().splitlines()
         except OSError:
             lines = None
@@ -231,7 +233,7 @@ def _problems(result: ScanResult, options: ReportOptions) -> list[RenderableType
     if result.errors:
         rows: list[RenderableType] = [Text(f"Files that could not be analyzed ({len(result.errors)})", style="bold underline")]
         for error in result.errors[:20]:
-            body = Text.assemble((line_safe_path(options.path_prefix + error.path), "bold"), f" {error.message}")
+            body = Text.assemble((line_safe_path(error.path), "bold"), f" {error.message}")
             rows.append(_hanging(Text(error.kind, style="yellow"), body, 14))
         if len(result.errors) > 20:
             rows.append(Text(f"… and {len(result.errors) - 20} more (JSON report)", style="dim"))
