@@ -273,9 +273,8 @@ def test_rules_filters_and_compact_table() -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     blockers = [r for r in RULESET.rules if r.severity == "blocker"]
-    assert lines[0].split() == ["id", "name", "category", "severity", "conf.", "affects", "message"]
-    assert [line.split()[0] for line in lines[1:]] == [r.id for r in blockers]  # one line per rule
-    assert all(line.split()[3] == "blocker" for line in lines[1:])
+    heads = [line.split() for line in lines if not line.startswith(" ")]  # one entry per rule
+    assert [head[:3] for head in heads] == [[r.id, "blocker", r.name] for r in blockers]
     as_json = json.loads(run_cli("rules", "--category", "precision", "-f", "json").stdout)
     assert {row["category"] for row in as_json} == {"precision"}
     assert len(as_json) == sum(r.category == "precision" for r in RULESET.rules)

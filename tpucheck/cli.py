@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import typer
+import typer.core
 
 from tpucheck import __version__
 from tpucheck.baseline import (
@@ -28,7 +29,7 @@ from tpucheck.findings import CATEGORIES, SEVERITIES, ScanError, severity_rank
 from tpucheck.gitdiff import ChangedLines, DiffError, apply_diff, changed_lines
 from tpucheck.merge import MergeError, merge_reports
 from tpucheck.reports import FORMATS
-from tpucheck.reports.options import DEFAULT_MAX_FINDINGS, STEP_SUMMARY_LIMIT, ReportOptions
+from tpucheck.reports.options import DEFAULT_MAX_FINDINGS, STEP_SUMMARY_LIMIT, ReportOptions, terminal_width
 from tpucheck.reports.paths import HERE_FORMATS, display_prefix, from_here
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import RuleFileError, SelectionError, load_ruleset, select_rules
@@ -40,6 +41,23 @@ from tpucheck.settings import SettingsError, cache_options, resolve_settings
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_BUG = 0, 1, 2, 3
 
+
+def _no_argument_type(self: typer.core.TyperArgument, ctx: object) -> str | None:
+    """Typer prints an argument's Python type beside its metavar (`PATH <list[Path]>`);
+    the metavars here already say what goes there."""
+    return None
+
+
+def _usage_name(self: typer.core.TyperArgument) -> str:
+    """`REPORT...` and `[PATH]...`, as usage lines conventionally read (typer writes a
+    required argument in braces: `{REPORT}...`)."""
+    name = self.metavar or (self.name or "").upper()
+    return (name if self.required else f"[{name}]") + ("..." if self.nargs != 1 else "")
+
+
+typer.core.TyperArgument.display_type_rich = _no_argument_type  # type: ignore[method-assign,assignment]
+typer.core.TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign]
+
 app = typer.Typer(
     name="tpucheck",
     help="How ready is this PyTorch codebase to move from CUDA GPUs to TPUs?",
@@ -47,6 +65,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -83,30 +102,30 @@ def _root(
     """tpucheck reads a PyTorch codebase, never runs it, and scores its TPU readiness."""
 
 
-@app.command("scan")
+@app.command("scan", short_help="Scan a tree: inventory, score, plan, findings; gate CI.")
 def scan_command(
-    paths: list[Path] = typer.Argument(..., help="A directory to scan, or files and directories (as pre-commit passes them).", show_default=False),
-    output_format: str | None = typer.Option(None, "--format", "-f", help=f"Report format: {', '.join(FORMATS)} (default: terminal)."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
-    fail_under: float | None = typer.Option(None, "--fail-under", help="Exit 1 when the score is below this (0-100)."),
-    fail_on: str | None = typer.Option(None, "--fail-on", help=f"Exit 1 on any new finding at or above this severity: {', '.join(SEVERITIES)}."),
+    paths: list[Path] | None = typer.Argument(None, metavar="PATH", help="A directory to scan (default: the current one), or files and directories (as pre-commit passes them).", show_default=False),
+    output_format: str | None = typer.Option(None, "--format", "-f", metavar="FORMAT", help=f"Report format: {', '.join(FORMATS)} (default: terminal)."),
+    output: Path | None = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the report to this file instead of stdout."),
+    fail_under: float | None = typer.Option(None, "--fail-under", metavar="SCORE", help="Exit 1 when the score is below this (0-100)."),
+    fail_on: str | None = typer.Option(None, "--fail-on", metavar="SEVERITY", help=f"Exit 1 on any new finding at or above this severity: {', '.join(SEVERITIES)}."),
     target: str | None = typer.Option(None, "--target", "-t", metavar="TARGET", help="Judge against torchtpu (PyTorch's native tpu device, default) or xla (PyTorch/XLA)."),
-    select: list[str] | None = typer.Option(None, "--select", help="Only these rules: ids, id prefixes, names or categories (comma-separated or repeated)."),
-    ignore: list[str] | None = typer.Option(None, "--ignore", help="Leave out these rules: ids, id prefixes, names or categories."),
-    exclude: list[str] | None = typer.Option(None, "--exclude", help="gitignore-style glob of paths to leave out (repeatable)."),
-    rules: list[Path] | None = typer.Option(None, "--rules", help="Extra rule file or directory of rule files (repeatable; adds to extend-rules)."),
-    config_file: Path | None = typer.Option(None, "--config", help="Read settings from this file instead of the nearest tpucheck.toml / pyproject.toml."),
+    select: list[str] | None = typer.Option(None, "--select", metavar="RULES", help="Only these rules: ids, id prefixes, names or categories (comma-separated or repeated)."),
+    ignore: list[str] | None = typer.Option(None, "--ignore", metavar="RULES", help="Leave out these rules: ids, id prefixes, names or categories."),
+    exclude: list[str] | None = typer.Option(None, "--exclude", metavar="GLOB", help="gitignore-style glob of paths to leave out (repeatable)."),
+    rules: list[Path] | None = typer.Option(None, "--rules", metavar="FILE|DIR", help="Extra rule file or directory of rule files (repeatable; adds to extend-rules)."),
+    config_file: Path | None = typer.Option(None, "--config", metavar="FILE", help="Read settings from this file instead of the nearest tpucheck.toml / pyproject.toml."),
     isolated: bool = typer.Option(False, "--isolated", help="Ignore every configuration file."),
-    baseline: Path | None = typer.Option(None, "--baseline", help="Findings recorded in this baseline are reported as baselined and left out of --fail-on."),
-    write_baseline: Path | None = typer.Option(None, "--write-baseline", help="Record today's findings in this baseline file (and treat them as baselined)."),
+    baseline: Path | None = typer.Option(None, "--baseline", metavar="FILE", help="Findings recorded in this baseline are reported as baselined and left out of --fail-on."),
+    write_baseline: Path | None = typer.Option(None, "--write-baseline", metavar="FILE", help="Record today's findings in this baseline file (and treat them as baselined)."),
     diff_base: str | None = typer.Option(None, "--diff-base", metavar="REF", help="Gate only on findings in lines changed since the merge base of REF and HEAD (git)."),
     shard: str | None = typer.Option(None, "--shard", metavar="K/N", help="Analyze only the K-th of N stable shares of the files; combine with `tpucheck merge`."),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Where to keep per-file results (default: .tpucheck_cache in the scanned root)."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", metavar="DIR", help="Where to keep per-file results (default: .tpucheck_cache in the scanned root)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache."),
-    file_time_budget: float | None = typer.Option(None, "--file-time-budget", min=0.001, help="Seconds one file may take before it is reported as an error (default 30)."),
+    file_time_budget: float | None = typer.Option(None, "--file-time-budget", min=0.001, metavar="SECONDS", help="Seconds one file may take before it is reported as an error (default 30)."),
     no_gitignore: bool = typer.Option(False, "--no-gitignore", help="Scan files that .gitignore excludes too."),
-    jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
-    max_file_size: int | None = typer.Option(None, "--max-file-size", min=1, help="Skip files larger than this many bytes (default 5 MiB)."),
+    jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, metavar="N", help="Worker processes (default: all cores)."),
+    max_file_size: int | None = typer.Option(None, "--max-file-size", min=1, metavar="BYTES", help="Skip files larger than this many bytes (default 5 MiB)."),
     no_prefilter: bool = typer.Option(False, "--no-prefilter", help="Parse every Python file, even those that mention nothing a rule looks for."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, no notes on stderr."),
     show_all: bool = typer.Option(False, "--show-all", help="List every finding in the terminal report (default: the first 40)."),
@@ -115,7 +134,15 @@ def scan_command(
     show_source: bool = typer.Option(False, "--show-source", help="Show the source lines around each finding in the terminal report."),
     step_summary: bool = typer.Option(False, "--step-summary", help="Size Markdown for $GITHUB_STEP_SUMMARY (1 MiB) instead of a PR comment (65,536 characters)."),
 ) -> None:
-    """Scan a tree and report its TPU readiness; with --fail-under/--fail-on, gate CI."""
+    """Scan a tree and report its TPU readiness; with --fail-under/--fail-on, gate CI.
+
+    \b
+    Examples:
+      tpucheck scan                              the current folder
+      tpucheck scan ./repo --fail-under 80       exit 1 below a score of 80
+      tpucheck scan . -f html -o report.html     one page for people
+    """
+    paths = paths or [Path(".")]
     for path in paths:
         if not os.path.lexists(path):
             raise UsageProblem(f"no such file or directory: {path}")
@@ -311,20 +338,26 @@ def _gate(result: ScanResult, fail_under: float | None, fail_on: str | None) -> 
     return EXIT_OK
 
 
-@app.command("merge")
+@app.command("merge", short_help="Combine shard reports, or render a JSON report again.")
 def merge_command(
-    reports: list[Path] = typer.Argument(..., metavar="REPORT.json...", help="JSON reports of every shard (--shard K/N), or one JSON report to render again.", show_default=False),
-    output_format: str | None = typer.Option(None, "--format", "-f", help=f"Report format: {', '.join(FORMATS)} (default: terminal)."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write the report to this file instead of stdout."),
-    fail_under: float | None = typer.Option(None, "--fail-under", help="Exit 1 when the merged score is below this (0-100)."),
-    fail_on: str | None = typer.Option(None, "--fail-on", help=f"Exit 1 on any new finding at or above this severity: {', '.join(SEVERITIES)}."),
-    rules: list[Path] | None = typer.Option(None, "--rules", help="Extra rule files the scan used (repeatable; adds to extend-rules)."),
-    config_file: Path | None = typer.Option(None, "--config", help="Read settings from this file instead of the nearest tpucheck.toml / pyproject.toml."),
+    reports: list[Path] = typer.Argument(..., metavar="REPORT", help="JSON reports of every shard (--shard K/N), or one JSON report to render again.", show_default=False),
+    output_format: str | None = typer.Option(None, "--format", "-f", metavar="FORMAT", help=f"Report format: {', '.join(FORMATS)} (default: terminal)."),
+    output: Path | None = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the report to this file instead of stdout."),
+    fail_under: float | None = typer.Option(None, "--fail-under", metavar="SCORE", help="Exit 1 when the merged score is below this (0-100)."),
+    fail_on: str | None = typer.Option(None, "--fail-on", metavar="SEVERITY", help=f"Exit 1 on any new finding at or above this severity: {', '.join(SEVERITIES)}."),
+    rules: list[Path] | None = typer.Option(None, "--rules", metavar="FILE|DIR", help="Extra rule files the scan used (repeatable; adds to extend-rules)."),
+    config_file: Path | None = typer.Option(None, "--config", metavar="FILE", help="Read settings from this file instead of the nearest tpucheck.toml / pyproject.toml."),
     isolated: bool = typer.Option(False, "--isolated", help="Ignore every configuration file."),
     step_summary: bool = typer.Option(False, "--step-summary", help="Size Markdown for $GITHUB_STEP_SUMMARY (1 MiB) instead of a PR comment (65,536 characters)."),
 ) -> None:
     """Combine shard results into one report with the score one scan would give, or render a
-    JSON report in another format (scan once in CI, then write SARIF, Markdown, annotations)."""
+    JSON report in another format (scan once in CI, then write SARIF, Markdown, annotations).
+
+    \b
+    Examples:
+      tpucheck merge s1.json s2.json --fail-under 60
+      tpucheck merge tpucheck.json -f sarif -o tpucheck.sarif
+    """
     config = Config() if isolated else load_config(Path.cwd(), explicit=config_file, formats=FORMATS)
     settings = resolve_settings(config, output_format=output_format, fail_under=fail_under, fail_on=fail_on)
     try:
@@ -338,7 +371,7 @@ def merge_command(
     raise typer.Exit(EXIT_USAGE if result.configuration_errors else code)
 
 
-@app.command("init")
+@app.command("init", short_help="Write a commented starter configuration.")
 def init_command(
     directory: Path = typer.Argument(Path("."), help="The project's directory.", show_default=True),
     pyproject: bool | None = typer.Option(None, "--pyproject/--toml", help="Append [tool.tpucheck] to pyproject.toml, or write tpucheck.toml (default: pyproject.toml when there is one)."),
@@ -357,18 +390,19 @@ def init_command(
 RULE_FORMATS = ("terminal", "json", "markdown")
 
 
-rules_app = typer.Typer(help="List the rules, or test rule files' examples.", rich_markup_mode=None)
+rules_app = typer.Typer(help="List the rules, or test rule files' examples.", rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]})
 app.add_typer(rules_app, name="rules")
 
 
 @rules_app.callback(invoke_without_command=True)
 def rules_command(
     ctx: typer.Context,
-    category: str | None = typer.Option(None, "--category", help=f"Only this category: {', '.join(CATEGORIES)}."),
-    severity: str | None = typer.Option(None, "--severity", help=f"Only this severity: {', '.join(SEVERITIES)}."),
-    output_format: str = typer.Option("terminal", "--format", "-f", help="terminal (one line per rule), json, or markdown (the docs/rules.md page)."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
-    rules: list[Path] | None = typer.Option(None, "--rules", help="Extra rule file or directory (repeatable)."),
+    category: str | None = typer.Option(None, "--category", metavar="CATEGORY", help=f"Only this category: {', '.join(CATEGORIES)}."),
+    severity: str | None = typer.Option(None, "--severity", metavar="SEVERITY", help=f"Only this severity: {', '.join(SEVERITIES)}."),
+    output_format: str = typer.Option("terminal", "--format", "-f", metavar="FORMAT", help="terminal (one line per rule), json, or markdown (the docs/rules.md page)."),
+    output: Path | None = typer.Option(None, "--output", "-o", metavar="FILE", help="Write to this file instead of stdout."),
+    rules: list[Path] | None = typer.Option(None, "--rules", metavar="FILE|DIR", help="Extra rule file or directory (repeatable)."),
+    long: bool = typer.Option(False, "--long", help="Also category, confidence, workloads and the fix of each rule."),
 ) -> None:
     """List the rules tpucheck applies; `--format markdown -o docs/rules.md` regenerates the docs."""
     if ctx.invoked_subcommand is not None:
@@ -387,12 +421,12 @@ def rules_command(
     elif output_format == "markdown":
         _write_text(ruledocs.markdown_page(chosen, ruledocs.judged_by_target(ruleset)), output)
     else:
-        _write_rich(ruledocs.terminal_table(chosen), output)
+        _write_rich(ruledocs.terminal_table(chosen, long=long), output)
 
 
 @rules_app.command("test")
 def rules_test_command(
-    files: list[Path] = typer.Argument(..., metavar="RULE_FILE...", help="Rule files (YAML) or directories of them.", show_default=False),
+    files: list[Path] = typer.Argument(..., metavar="RULE_FILE", help="Rule files (YAML) or directories of them.", show_default=False),
 ) -> None:
     """Run the examples of your own rule files: each `flag` example must be flagged by its
     rule and each `pass` example must not. Exit 1 when one fails, 2 when a file is invalid."""
@@ -422,13 +456,19 @@ def rules_test_command(
     raise typer.Exit(EXIT_USAGE if problems else EXIT_GATE if failed else EXIT_OK)
 
 
-@app.command("explain")
+@app.command("explain", short_help="Explain one rule: why, fixes per target, examples.")
 def explain_command(
     rule_ref: str = typer.Argument(..., metavar="ID-OR-NAME", help="A rule id (CA001, any case) or name (tensor-item).", show_default=False),
-    output_format: str = typer.Option("terminal", "--format", "-f", help="terminal, json or markdown."),
-    rules: list[Path] | None = typer.Option(None, "--rules", help="Extra rule file or directory (repeatable)."),
+    output_format: str = typer.Option("terminal", "--format", "-f", metavar="FORMAT", help="terminal, json or markdown."),
+    rules: list[Path] | None = typer.Option(None, "--rules", metavar="FILE|DIR", help="Extra rule file or directory (repeatable)."),
 ) -> None:
-    """Explain one rule: why it matters on TPU, the fix per target, what it matches, examples, sources."""
+    """Explain one rule: why it matters on TPU, the fix per target, what it matches, examples, sources.
+
+    \b
+    Examples:
+      tpucheck explain CA001
+      tpucheck explain tensor-item -f markdown
+    """
     _check_format(output_format)
     from tpucheck import ruledocs
 
@@ -488,18 +528,20 @@ def _write_text(text: str, output: Path | None) -> None:
 
 
 def _write_rich(renderable: object, output: Path | None) -> None:
-    """Colour only on a terminal (and never with NO_COLOR); plain text otherwise, 110 columns
-    wide and without the trailing spaces rich pads lines with (files and pipes stay clean)."""
+    """Colour only on a terminal (and never with NO_COLOR); plain text otherwise, as wide as
+    the terminal or COLUMNS (80 when neither), without the trailing spaces rich pads lines
+    with (files and pipes stay clean)."""
     import io
 
     from rich.console import Console
 
     colour = output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     if colour:
-        Console(force_terminal=True, highlight=False).print(renderable)
+        Console(force_terminal=True, highlight=False).print(renderable, crop=False)
         return
     buffer = io.StringIO()
-    Console(file=buffer, force_terminal=False, no_color=True, width=110, highlight=False).print(renderable)
+    # crop=False: a link longer than the width is printed whole, never cut
+    Console(file=buffer, force_terminal=False, no_color=True, width=terminal_width(), highlight=False).print(renderable, crop=False)
     _write_text("".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines()), output)
 
 

@@ -539,7 +539,8 @@ def terminal_rule(rule: Rule) -> Group:
     parts += _examples_block(rule, "Does not flag:", rule.pass_examples)
     if rule.docs:
         parts += [Text(), _heading("Sources:")]
-        parts.append(_bullets(Text(url) for url in rule.docs))
+        # a link is never folded: a terminal opens it only whole
+        parts.append(Group(*(Text(f"  • {url}", no_wrap=True, overflow="ignore") for url in rule.docs)))
     parts += [Text(), Text.assemble(("Help: ", "bold"), help_uri(rule))]
     parts.append(Text(f"Defined in {rule.source}", style="dim"))
     return Group(*parts)
@@ -549,25 +550,22 @@ def _affects_short(affects: Sequence[str]) -> str:
     return "both" if set(affects) >= {"training", "inference"} else ", ".join(affects)
 
 
-def terminal_table(rules: Sequence[Rule]) -> Table:
-    """`tpucheck rules`: one line per rule; `explain ID` has the rest."""
-    table = Table(show_edge=False, box=None, pad_edge=False, header_style="bold")
-    table.add_column("id", no_wrap=True)
-    table.add_column("name", no_wrap=True)
-    table.add_column("category", no_wrap=True)
-    table.add_column("severity", no_wrap=True)
-    table.add_column("conf.", no_wrap=True)
-    table.add_column("affects", no_wrap=True)
-    # the column may shrink (it is not no_wrap); each cell stays one line, cut with "…"
-    table.add_column("message")
+def terminal_table(rules: Sequence[Rule], long: bool = False) -> Group:
+    """`tpucheck rules`: a rule per entry, its id, severity and name on one line and its
+    summary wrapped under them at spaces, so the message gets the width whatever the
+    terminal; `--long` adds category, confidence, workloads and the TorchTPU fix.
+    `explain ID` has the rest."""
+    entries: list[RenderableType] = []
     for rule in rules:
-        table.add_row(
-            rule.id,
-            rule.name,
-            rule.category,
-            Text(rule.severity, style=SEVERITY_STYLE.get(rule.severity, "")),
-            rule.confidence,
-            _affects_short(rule.affects),
-            Text(summary_line(rule), no_wrap=True, overflow="ellipsis"),
-        )
-    return table
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(width=7, no_wrap=True)
+        grid.add_column(ratio=1)
+        head = Text.assemble((rule.severity, SEVERITY_STYLE.get(rule.severity, "")), " ", (rule.name, "bold"))
+        if long:
+            head.append(f"  {rule.category} · confidence {rule.confidence} · {_affects_short(rule.affects)}", style="dim")
+        body = Text(summary_line(rule))
+        if long and rule.fix:
+            body.append(f"\nfix: {first_sentence(rule.fix)}", style="dim")
+        grid.add_row(Text(rule.id, style="magenta"), Group(head, body))
+        entries.append(grid)
+    return Group(*entries)
