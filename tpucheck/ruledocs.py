@@ -26,10 +26,10 @@ from tpucheck.findings import CATEGORIES
 from tpucheck.prose import first_sentence
 from tpucheck.ruleset.model import (
     HELP_BASE,
+    TARGETS,
     ArgConstraint,
     Example,
     Matcher,
-    TARGETS,
     Rule,
     Ruleset,
     Where,
