@@ -256,7 +256,7 @@ class ScanResult:
     def counts_by_category(self) -> dict[str, int]:
         counts = dict.fromkeys(CATEGORIES, 0)
         for finding in self.findings:
-            counts[finding.category] += 1
+            counts[finding.category] = counts.get(finding.category, 0) + 1  # a team's own categories follow
         return counts
 
     def to_dict(self) -> dict[str, object]:

@@ -17,6 +17,7 @@ from typing import Any
 
 import jsonschema
 
+from tpucheck.findings import CATEGORIES
 from tpucheck.ruleset.model import (
     MATCHER_KINDS,
     PYTHON_KINDS,
@@ -395,6 +396,18 @@ def derive_needles(matcher: Matcher) -> tuple[tuple[str, ...], ...] | None:
     return tuple(groups)
 
 
+DEFAULT_AFFECTS = ("training", "inference")
+"""A rule that does not say which workload it touches touches both."""
+DEFAULT_EFFORT: dict[str, dict[str, float]] = {
+    "blocker": {"low": 8, "high": 24},
+    "major": {"low": 1, "high": 4},
+    "minor": {"low": 0.25, "high": 1},
+    "info": {"low": 0, "high": 0},
+}
+"""Hours per occurrence when a rule gives none: what the built-in rules of each severity
+typically carry (a kernel to replace, an edit to make and check, a rename, a note)."""
+
+
 def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYaml, display: str) -> tuple[Rule | None, list[RuleProblem]]:
     problems = _Problems(doc, display)
     raw_matchers = raw["match"] if isinstance(raw["match"], list) else [raw["match"]]
@@ -416,8 +429,19 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
                 problems.add(mpath, "cannot derive a prefilter string from this pattern: declare `needles`")
             else:
                 needles.extend(derived)
-    examples = raw["examples"]
-    effort = raw["effort"]
+    examples = raw.get("examples", {})
+    effort = raw.get("effort") or DEFAULT_EFFORT[raw["severity"]]
+    fix = raw.get("fix", {})
+    if display.startswith("rules/"):
+        # The built-in rules are the product's knowledge: each names a category of the
+        # report and proves itself on code it must and must not flag.
+        if raw["category"] not in CATEGORIES:
+            problems.add((*path, "category"), f"a built-in rule's category is one of {', '.join(CATEGORIES)}")
+        for kind in ("flag", "pass"):
+            if not examples.get(kind):
+                problems.add((*path, "examples"), f"a built-in rule needs `{kind}` examples")
+        if not fix.get("tpu"):
+            problems.add((*path, "fix"), "a built-in rule needs `fix.tpu`")
     if "kernel_kind" in raw and _inventory(raw) != "kernel":
         problems.add((*path, "kernel_kind"), "kernel_kind is only for rules with `inventory: kernel`")
     if effort["low"] > effort["high"]:
@@ -428,18 +452,18 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         category=raw["category"],
         severity=raw["severity"],
         confidence=raw.get("confidence", "high"),
-        affects=tuple(raw["affects"]),
+        affects=tuple(raw.get("affects", DEFAULT_AFFECTS)),
         effort_low=float(effort["low"]),
         effort_high=float(effort["high"]),
         effort_per=effort.get("per", "occurrence"),
         message=raw["message"].strip(),
-        fix_tpu=raw["fix"]["tpu"].strip(),
-        fix_xla=raw["fix"]["xla"].strip() if "xla" in raw["fix"] else None,
-        docs=tuple(raw["docs"]),
+        fix_tpu=fix.get("tpu", "").strip(),
+        fix_xla=fix["xla"].strip() if "xla" in fix else None,
+        docs=tuple(raw.get("docs", ())),
         matchers=tuple(matchers),
         needles=tuple(dict.fromkeys(needles)),
-        flag_examples=tuple(_example(e) for e in examples["flag"]),
-        pass_examples=tuple(_example(e) for e in examples["pass"]),
+        flag_examples=tuple(_example(e) for e in examples.get("flag", ())),
+        pass_examples=tuple(_example(e) for e in examples.get("pass", ())),
         source=f"{display}:{doc.line_of(path) or 0}",
         inventory=_inventory(raw),
         kernel_kind=raw.get("kernel_kind"),

@@ -1,0 +1,61 @@
+"""A team's own rule is light (issue 13 point 4): id, name, category, severity, message and
+match are enough; the rest has documented defaults; a user file may bring its own category.
+Built-in rules stay strict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from textwrap import dedent
+
+from tpucheck.engine import ScanOptions, scan
+from tpucheck.ruleset import load_ruleset
+from tpucheck.ruleset.loader import parse_rule_file
+
+MINIMAL = dedent("""\
+    rules:
+      - id: ACME001
+        name: acme-cuda-wrapper
+        category: acme-internal
+        severity: major
+        message: Our `acme.gpu.launch` wrapper only runs on CUDA.
+        match:
+          call: acme.gpu.launch
+    """)
+
+
+def test_minimal_rule_loads_with_defaults() -> None:
+    rules, _, problems = parse_rule_file(MINIMAL, "team/acme.yaml")
+    assert problems == []
+    [rule] = rules
+    assert (rule.category, rule.affects, rule.effort_low, rule.effort_high, rule.effort_per) == (
+        "acme-internal", ("training", "inference"), 1.0, 4.0, "occurrence",
+    )  # fmt: skip
+    assert (rule.fix_tpu, rule.docs, rule.flag_examples, rule.pass_examples) == ("", (), (), ())
+
+
+def test_minimal_rule_finds_and_reports_its_category(tmp_path: Path) -> None:
+    (tmp_path / "acme.yaml").write_text(MINIMAL)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("import acme.gpu\n\nacme.gpu.launch(kernel)\n")
+    ruleset = load_ruleset([tmp_path / "acme.yaml"])
+    result = scan(str(tmp_path / "src"), ruleset, ScanOptions(jobs=1, use_cache=False))
+    assert [(f.rule, f.path, f.span.line, f.span.column, f.severity, f.category) for f in result.findings] == [
+        ("ACME001", "a.py", 3, 1, "major", "acme-internal")
+    ]
+    assert result.counts_by_category()["acme-internal"] == 1
+
+
+def test_built_in_rules_stay_strict() -> None:
+    _, _, problems = parse_rule_file(MINIMAL, "rules/acme.yaml")
+    assert sorted((p.line, p.message) for p in problems) == [
+        (2, "a built-in rule needs `fix.tpu`"),
+        (2, "a built-in rule needs `flag` examples"),
+        (2, "a built-in rule needs `pass` examples"),
+        (4, "a built-in rule's category is one of custom-kernel, cuda-api, device-placement, unsupported-op, "
+            "dynamic-shape, host-sync, precision, distributed, dependency, hf-transformers, build"),
+    ]  # fmt: skip
+
+
+def test_a_category_must_still_look_like_one() -> None:
+    _, _, problems = parse_rule_file(MINIMAL.replace("acme-internal", "Acme Internal"), "team/acme.yaml")
+    assert [(p.line, p.field) for p in problems] == [(4, "rule ACME001 category")]
