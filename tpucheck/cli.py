@@ -16,17 +16,11 @@ import typer
 import typer.core
 
 from tpucheck import __version__
-from tpucheck.baseline import (
-    BaselineError,
-    apply_baseline,
-    load_baseline,
-    write_baseline,
-)
+from tpucheck.api import load_settings, scan_root
+from tpucheck.api import scan as api_scan
 from tpucheck.cache import CacheStats
 from tpucheck.config import Config, InitError, load_config, write_init
-from tpucheck.engine import ScanOptions, scan
 from tpucheck.findings import CATEGORIES, SEVERITIES, ScanError, severity_rank
-from tpucheck.gitdiff import ChangedLines, DiffError, apply_diff, changed_lines
 from tpucheck.merge import MergeError, merge_reports
 from tpucheck.reports import FORMATS
 from tpucheck.reports.options import DEFAULT_MAX_FINDINGS, STEP_SUMMARY_LIMIT, ReportOptions, terminal_width
@@ -36,8 +30,7 @@ from tpucheck.ruleset import RuleFileError, SelectionError, load_ruleset, select
 from tpucheck.ruleset.examples import check_rule, rule_examples
 from tpucheck.ruleset.loader import load_ruleset_lenient, rule_files
 from tpucheck.ruleset.model import Rule, Ruleset
-from tpucheck.ruleset.select import unknown_selectors
-from tpucheck.settings import SettingsError, cache_options, resolve_settings
+from tpucheck.settings import Flags, Settings, SettingsError, resolve_settings
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_BUG = 0, 1, 2, 3
 
@@ -73,8 +66,8 @@ class UsageProblem(Exception):
     """A mistake in how tpucheck was called: one line on stderr, exit 2."""
 
 
-def _split(values: list[str] | None) -> list[str]:
-    return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
+def _split(values: list[str] | None) -> tuple[str, ...]:
+    return tuple(part.strip() for value in values or [] for part in value.split(",") if part.strip())
 
 
 def _load_rules(rules: list[Path] | None, select: list[str] | None, ignore: list[str] | None) -> Ruleset:
@@ -147,55 +140,17 @@ def scan_command(
         if not os.path.lexists(path):
             raise UsageProblem(f"no such file or directory: {path}")
     root, only = scan_root([str(p) for p in paths])
-    config = Config() if isolated else load_config(Path(root), explicit=config_file, formats=FORMATS)
-    settings = resolve_settings(
-        config,
-        output_format=output_format,
-        fail_under=fail_under,
-        fail_on=fail_on,
-        target=target,
-        jobs=jobs,
-        max_file_size=max_file_size,
-        file_time_budget=file_time_budget,
-        baseline=baseline,
-        cache_dir=cache_dir,
-        no_cache=no_cache,
-        no_gitignore=no_gitignore,
-    )
-    shard_spec = _parse_shard(shard)
-    if shard_spec is not None and write_baseline is not None:
-        raise UsageProblem("--write-baseline needs the whole tree: scan without --shard")
-    changed = _changed_lines(root, diff_base)
-    ruleset, config, problems = _scan_rules(config, rules, select, ignore)
-    ruleset = ruleset.for_target(settings.target)
-    options = ScanOptions(
-        exclude=tuple(exclude) if exclude else config.exclude,
-        respect_gitignore=settings.respect_gitignore,
-        max_file_size=settings.max_file_size,
-        jobs=settings.jobs,
-        prefilter=not no_prefilter,
-        shard=shard_spec,
-        per_file_ignores=config.per_file_ignores,
-        cache_stats=CacheStats(),
-        **cache_options(settings),
-    )
-    result = _run_scan(root, ruleset, options, only, show_progress=not quiet and sys.stderr.isatty())
-    stats = options.cache_stats
-    if stats is not None and stats.disabled_reason and settings.cache and settings.cache_dir is not None and not quiet:
-        typer.echo(f"tpucheck: note: results not cached: {stats.disabled_reason}", err=True)
-    if write_baseline is not None:
-        written = _write_baseline(result, write_baseline)
-        if not quiet:
-            typer.echo(f"tpucheck: recorded {written} findings in {write_baseline}", err=True)
-        settings = replace(settings, baseline=write_baseline)
-    if settings.baseline is not None:
-        try:
-            apply_baseline(result, load_baseline(settings.baseline))
-        except BaselineError as exc:
-            problems.append(ScanError(str(settings.baseline), "baseline", str(exc)))
-    if changed is not None:
-        apply_diff(result, changed)
-    result.configuration_errors = problems
+    flags = Flags(
+        output_format=output_format, fail_under=fail_under, fail_on=fail_on, target=target,
+        select=_split(select), ignore=_split(ignore), exclude=tuple(exclude or ()), rules=tuple(rules or ()),
+        jobs=jobs, max_file_size=max_file_size, file_time_budget=file_time_budget,
+        baseline=baseline, write_baseline=write_baseline, diff_base=diff_base, shard=_parse_shard(shard),
+        cache_dir=cache_dir, no_cache=no_cache, no_gitignore=no_gitignore, no_prefilter=no_prefilter,
+    )  # fmt: skip
+    settings = replace(load_settings(root, flags, config_file=config_file, isolated=isolated), cache_stats=CacheStats())
+    result = _run_scan(root, settings, only, show_progress=not quiet and sys.stderr.isatty())
+    if not quiet:
+        _notes(settings)
     report = ReportOptions(
         max_findings=None if show_all else (max_findings if max_findings is not None else DEFAULT_MAX_FINDINGS),
         statistics=statistics,
@@ -203,29 +158,23 @@ def scan_command(
         size_limit=STEP_SUMMARY_LIMIT if step_summary else None,
     )
     _emit(result, settings.output_format, output, report)
-    _report_problems(problems)
+    _report_problems(result.configuration_errors)
     score_gate = settings.fail_under
-    if shard_spec is not None and score_gate is not None:
+    if settings.shard is not None and score_gate is not None:
         if not quiet:
             typer.echo("tpucheck: note: a shard's score is not the tree's; apply --fail-under to `tpucheck merge`", err=True)
         score_gate = None
     code = _gate(result, score_gate, settings.fail_on)
-    raise typer.Exit(EXIT_USAGE if problems else code)
+    raise typer.Exit(EXIT_USAGE if result.configuration_errors else code)
 
 
-def scan_root(paths: list[str]) -> tuple[str, tuple[str, ...]]:
-    """(root, the paths to scan inside it). One directory is the root itself; files, or
-    several paths, are scanned relative to the current directory when they are inside it
-    (pre-commit runs from the repository's top, so paths and fingerprints match a scan of
-    the whole tree), else relative to their deepest common directory."""
-    if len(paths) == 1 and os.path.isdir(paths[0]):
-        return paths[0], ()
-    absolute = [os.path.abspath(p) for p in paths]
-    here = os.getcwd()
-    if all(os.path.commonpath([here, p]) == here for p in absolute):
-        return ".", tuple(absolute)
-    parents = [p if os.path.isdir(p) else os.path.dirname(p) for p in absolute]
-    return os.path.commonpath(parents), tuple(absolute)
+def _notes(settings: Settings) -> None:
+    """What the user may want to know about the run itself, on stderr."""
+    stats = settings.cache_stats
+    if stats is not None and stats.disabled_reason and settings.use_cache and settings.cache_dir is not None:
+        typer.echo(f"tpucheck: note: results not cached: {stats.disabled_reason}", err=True)
+    if settings.write_baseline is not None:
+        typer.echo(f"tpucheck: recorded the findings in {settings.write_baseline}", err=True)
 
 
 def _parse_shard(value: str | None) -> tuple[int, int] | None:
@@ -239,43 +188,6 @@ def _parse_shard(value: str | None) -> tuple[int, int] | None:
     raise UsageProblem(f"--shard takes K/N with 1 <= K <= N (e.g. 2/4), not {value!r}")
 
 
-def _changed_lines(root: str, ref: str | None) -> ChangedLines | None:
-    if ref is None:
-        return None
-    try:
-        return changed_lines(root, ref)
-    except DiffError as exc:
-        raise UsageProblem(f"--diff-base {ref}: {exc}") from None
-
-
-def _scan_rules(config: Config, rules: list[Path] | None, select: list[str] | None, ignore: list[str] | None) -> tuple[Ruleset, Config, list[ScanError]]:
-    """Rules for a scan: a broken rule file or config entry is reported and left out, and
-    the scan goes on; a mistake in a command-line flag stops it (it is typed right there)."""
-    try:
-        ruleset, rule_problems = load_ruleset_lenient([*config.extend_rules, *(rules or [])])
-    except RuleFileError as exc:
-        raise UsageProblem(f"invalid built-in rule file (a bug): {exc}") from None
-    config = config.without_unknown_rule_refs(lambda ref: not unknown_selectors(ruleset, [ref]))
-    problems = [ScanError(p.file, "config", str(p)) for p in config.problems]
-    problems += [ScanError(p.file, "rules", str(p)) for p in rule_problems]
-    try:
-        chosen = select_rules(
-            ruleset,
-            _split(select) if select else (config.select or ()),
-            _split(ignore) if ignore else config.ignore,
-        )
-    except SelectionError as exc:
-        raise UsageProblem(str(exc)) from None
-    return chosen, config, problems
-
-
-def _write_baseline(result: ScanResult, path: Path) -> int:
-    try:
-        return write_baseline(result, path)
-    except BaselineError as exc:
-        raise UsageProblem(str(exc)) from None
-
-
 def _report_problems(problems: list[ScanError]) -> None:
     """After the report, as ruff and bandit end with theirs: a run that exits 2 ends with
     why (on stderr, so a report piped to a file stays a report)."""
@@ -283,9 +195,9 @@ def _report_problems(problems: list[ScanError]) -> None:
         typer.echo(f"tpucheck: error: {problem.message}", err=True)
 
 
-def _run_scan(root: str, ruleset: Ruleset, options: ScanOptions, only: tuple[str, ...], *, show_progress: bool) -> ScanResult:
+def _run_scan(root: str, settings: Settings, only: tuple[str, ...], *, show_progress: bool) -> ScanResult:
     if not show_progress:
-        return scan(root, ruleset, options, paths=only)
+        return api_scan(root, settings, paths=only)
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -301,7 +213,7 @@ def _run_scan(root: str, ruleset: Ruleset, options: ScanOptions, only: tuple[str
         def advance(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        return scan(root, ruleset, options, progress=advance, paths=only)
+        return api_scan(root, settings, paths=only, progress=advance)
 
 
 def _emit(result: ScanResult, output_format: str, output: Path | None, report: ReportOptions | None = None) -> None:
@@ -359,7 +271,7 @@ def merge_command(
       tpucheck merge tpucheck.json -f sarif -o tpucheck.sarif
     """
     config = Config() if isolated else load_config(Path.cwd(), explicit=config_file, formats=FORMATS)
-    settings = resolve_settings(config, output_format=output_format, fail_under=fail_under, fail_on=fail_on)
+    settings = resolve_settings(config, Flags(output_format=output_format, fail_under=fail_under, fail_on=fail_on), formats=tuple(FORMATS))
     try:
         ruleset, _ = load_ruleset_lenient([*config.extend_rules, *(rules or [])])
         result = merge_reports(reports, ruleset)

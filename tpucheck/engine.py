@@ -15,15 +15,11 @@ import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
-
-import pathspec
 
 from tpucheck.analyzers import AnalysisContext, analyze_text, build_context
-from tpucheck.budget import DEFAULT_FILE_TIME_BUDGET, BudgetExceeded, time_limit
+from tpucheck.budget import BudgetExceeded, time_limit
 from tpucheck.cache import CacheStats, ResultCache
 from tpucheck.discovery import (
-    DEFAULT_MAX_FILE_SIZE,
     Discovery,
     SourceFile,
     discover_paths,
@@ -36,47 +32,20 @@ from tpucheck.findings import (
     fingerprints,
     suppression_key,
 )
+from tpucheck.postscan import Assembled, build_result, finish
 from tpucheck.reachability import Reachability, reachability
-from tpucheck.result import Coverage, ScanResult, build_inventory, is_cuda_source
+from tpucheck.result import Coverage, ScanResult, is_cuda_source
 from tpucheck.roles import role_of
 from tpucheck.ruleset.model import Ruleset
-from tpucheck.ruleset.select import rule_selected
-from tpucheck.scoring import compute_score, placed_severity
+from tpucheck.scoring import placed_severity
+from tpucheck.settings import ScanOptions, Settings, default_jobs
 from tpucheck.sourcetext import SourceTextError, decode
+
+__all__ = ["ScanOptions", "Settings", "assemble", "build_result", "default_jobs", "scan"]
 
 Progress = Callable[[int, int], None]
 INLINE_BELOW = 40
 """Fewer files than this are analyzed in-process: a pool costs more than it saves."""
-
-
-@dataclass(frozen=True, slots=True)
-class ScanOptions:
-    exclude: tuple[str, ...] = ()
-    respect_gitignore: bool = True
-    max_file_size: int = DEFAULT_MAX_FILE_SIZE
-    jobs: int | None = None
-    prefilter: bool = True
-    shard: tuple[int, int] | None = None
-    """(K, N): analyze only the K-th of N stable shares of the files (1-based)."""
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    """(gitignore-style pattern, rule refs): those rules' findings in matching files are
-    suppressed, with the pattern as the reason."""
-    use_cache: bool = False
-    """Keep each file's result in the incremental cache (off by default so that library
-    and test callers never write into the trees they scan; the CLI turns it on)."""
-    cache_dir: str | None = None
-    """Where the cache lives; None: `<root>/.tpucheck_cache` (no cache for a single-file root)."""
-    cache_stats: CacheStats | None = field(default=None, compare=False)
-    """Filled in by the scan (hits, misses, writes) when the caller passes one."""
-    file_time_budget: float | None = DEFAULT_FILE_TIME_BUDGET
-    """Seconds one file's analysis may take before it becomes a "timeout" error; None: no limit."""
-
-
-def default_jobs() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
 
 
 def analyze_file(
@@ -268,13 +237,14 @@ def _take_shard(found: Discovery, shard: tuple[int, int]) -> Discovery:
 def scan(
     root: str,
     ruleset: Ruleset,
-    options: ScanOptions = ScanOptions(),
+    options: Settings | None = None,
     progress: Progress | None = None,
     *,
     paths: Sequence[str] = (),
 ) -> ScanResult:
     """Scan the tree at `root`, or only `paths` (files or directories inside it, as
     pre-commit passes them); findings' paths are relative to `root` either way."""
+    options = options or Settings()
     ruleset = ruleset.for_target(ruleset.target)  # idempotent: a library caller's plain ruleset is judged as the CLI's
     context = build_context(ruleset, prefilter=options.prefilter)
     found = discover_paths(
@@ -303,20 +273,20 @@ def scan(
         else None
     )
     results = sorted(analyze_files(found.files, context, jobs, progress, cache=cache, budget=options.file_time_budget), key=lambda r: r.path)
-    return assemble(
+    assembled = assemble(
         root,
         ruleset,
         results,
         found.skipped,
         found.errors,
         files_found=len(found.files) + len(found.skipped) + len(found.errors),
-        per_file_ignores=options.per_file_ignores,
         shard=options.shard,
         reach=reach,
     )
+    return finish(assembled, options)
 
 
-def _reachability(root: str, found: Discovery | None, options: ScanOptions) -> Reachability | None:
+def _reachability(root: str, found: Discovery | None, options: Settings) -> Reachability | None:
     """The import graph of the whole tree, whatever part of it this run analyzes (a shard,
     or the files pre-commit names), so every run judges a file as a full scan does."""
     if not os.path.isdir(root):
@@ -345,21 +315,18 @@ def assemble(
     discovery_errors: list[ScanError],
     *,
     files_found: int,
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = (),
     shard: tuple[int, int] | None = None,
     reach: Reachability | None = None,
-) -> ScanResult:
-    """FileResults to a ScanResult: pure, so caches can feed it too."""
+) -> Assembled:
+    """FileResults to findings: pure, so caches can feed it too; `postscan.finish` sets
+    aside what the user asked to and scores."""
     rules = ruleset.by_id()
-    ignored_for = _per_file_ignores(ruleset, per_file_ignores)
-    active: list[Finding] = []
-    suppressed: list[Finding] = []
+    findings: list[Finding] = []
     errors = list(discovery_errors)
     for result in results:
         if result.error is not None:
             errors.append(result.error)
-        for finding in _findings(result, rules, ignored_for, reach):
-            (suppressed if finding.suppressed else active).append(finding)
+        findings.extend(_findings(result, rules, reach))
     coverage = Coverage(
         files_found=files_found,
         files_analyzed=sum(r.error is None for r in results),
@@ -369,63 +336,7 @@ def assemble(
         lines_scanned=sum(r.lines for r in results if r.error is None),
     )
     cuda_files = [(r.path, r.lines) for r in results if r.error is None and is_cuda_source(r.path)]
-    return build_result(root, ruleset, active, suppressed, errors, skipped, coverage, shard=shard, cuda_files=cuda_files)
-
-
-def build_result(
-    root: str,
-    ruleset: Ruleset,
-    active: list[Finding],
-    suppressed: list[Finding],
-    errors: list[ScanError],
-    skipped: list[Skipped],
-    coverage: Coverage,
-    *,
-    shard: tuple[int, int] | None = None,
-    cuda_files: Sequence[tuple[str, int]] = (),
-) -> ScanResult:
-    """Sort, score and take inventory: the one place a ScanResult is made, by a scan and by
-    `tpucheck merge` alike, so that merged shards score exactly as one scan does."""
-    active = sorted(active, key=Finding.sort_key)
-    suppressed = sorted(suppressed, key=Finding.sort_key)
-    errors = sorted(errors, key=lambda e: (e.path, e.kind, e.message))
-    score = compute_score(active, ruleset.by_id())
-    return ScanResult(
-        root=root,
-        findings=active,
-        suppressed=suppressed,
-        errors=errors,
-        skipped=sorted(skipped, key=lambda s: s.path),
-        coverage=coverage,
-        score=score,
-        inventory=build_inventory(active, {r.id: r.kernel_kind for r in ruleset.rules if r.kernel_kind}, cuda_files),
-        rules=sorted(r.id for r in ruleset.rules),
-        rule_data=ruleset.rules,
-        shard=shard,
-        target=ruleset.target,
-    )
-
-
-IgnoredFor = Callable[[str], Callable[[str], str | None]]
-"""path -> (rule id -> the per-file-ignores pattern that silences it there, or None)."""
-
-
-def _per_file_ignores(ruleset: Ruleset, entries: tuple[tuple[str, tuple[str, ...]], ...]) -> IgnoredFor | None:
-    if not entries:
-        return None
-    specs = [(pattern, pathspec.GitIgnoreSpec.from_lines([pattern]), refs) for pattern, refs in entries]
-    rules = ruleset.by_id()
-
-    def ignored_for(path: str) -> Callable[[str], str | None]:
-        matching = [(pattern, refs) for pattern, spec, refs in specs if spec.match_file(path)]
-
-        def pattern_for(rule_id: str) -> str | None:
-            rule = rules[rule_id]
-            return next((pattern for pattern, refs in matching if any(rule_selected(rule, ref) for ref in refs)), None)
-
-        return pattern_for
-
-    return ignored_for
+    return Assembled(root, ruleset, findings, errors, skipped, coverage, shard=shard, cuda_files=cuda_files)
 
 
 def _role(found: str | None, file_role: str) -> str:
@@ -434,17 +345,16 @@ def _role(found: str | None, file_role: str) -> str:
     return found if found is not None and file_role in ("library", "script") else file_role
 
 
-def _findings(result: FileResult, rules: dict, ignored_for: IgnoredFor | None = None, reach: Reachability | None = None) -> list[Finding]:
+def _findings(result: FileResult, rules: dict, reach: Reachability | None = None) -> list[Finding]:
     role = role_of(result.path)
     optional_file = reach is not None and reach.optional(result.path)
-    file_ignore = ignored_for(result.path) if ignored_for else None
     matches = sorted(
         (m for m in result.matches if m.rule_id in rules),
         key=lambda m: (m.cell or 0, m.span.line, m.span.column, m.rule_id),
     )
     prints = fingerprints([(m.rule_id, result.path, m.snippet) for m in matches])
     out = []
-    for match, fingerprint in zip(matches, prints):
+    for match, fingerprint in zip(matches, prints, strict=True):
         rule = rules[match.rule_id]
         # Kernels, and all of an optional extension's CUDA source: DESIGN.md's blocker is
         # a kernel "on the main path"; other code in a lazily imported Python module (often
@@ -458,8 +368,6 @@ def _findings(result: FileResult, rules: dict, ignored_for: IgnoredFor | None = 
             suppression = result.suppressions.get(suppression_key(match.span.end_line, match.cell))
         silenced = suppression is not None and suppression.covers(rule.id, rule.name)
         reason = suppression.reason if silenced and suppression else None
-        if not silenced and file_ignore is not None and (pattern := file_ignore(rule.id)) is not None:
-            silenced, reason = True, f"per-file-ignores: {pattern}"
         out.append(
             Finding(
                 rule=rule.id,

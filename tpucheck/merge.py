@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tpucheck import __version__
-from tpucheck.engine import build_result
+from tpucheck.postscan import build_result
 from tpucheck.findings import Finding, ScanError, Skipped
 from tpucheck.result import SCHEMA_VERSION, Coverage, ScanResult
 from tpucheck.ruleset.model import DEFAULT_TARGET, TARGETS, Ruleset
