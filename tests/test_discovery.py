@@ -573,3 +573,12 @@ def test_unreadable_directory_reported_and_walk_goes_on(tmp_path: Path, monkeypa
     result = discover(tmp_path)
     assert paths(result) == ["a.py", "z/c.py"]
     assert result.errors == [ScanError("locked", "unreadable", "cannot list directory: Permission denied")]
+
+
+def test_discovery_and_the_parsers_agree_on_manifest_names() -> None:
+    from tpucheck.analyzers.manifests import is_manifest
+
+    for name in ("setup.py", "Setup.py", "pyproject.toml", "Requirements.txt", "requirements/dev.in", "environment.yml", "notes.txt"):
+        assert ("manifest" in classify(name)) == is_manifest(name), name
+    assert "manifest" not in classify("Setup.py")
+    assert "manifest" in classify("Requirements.txt")

@@ -74,6 +74,8 @@ def test_is_manifest_accepts(path: str) -> None:
     [
         "README.txt",
         "notes.txt",
+        "Setup.py",
+        "PyProject.toml",
         "requirements.py",
         "setup.pyc",
         "tox.ini",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tpucheck.ruleset import load_ruleset
-from tpucheck.ruleset.examples import rule_examples, run_example
+from tpucheck.testing import rule_examples, run_example
 from tpucheck.ruleset.model import Example, Rule
 
 RULESET = load_ruleset()

@@ -27,7 +27,7 @@ from tpucheck.reports.options import DEFAULT_MAX_FINDINGS, STEP_SUMMARY_LIMIT, R
 from tpucheck.reports.paths import HERE_FORMATS, display_prefix, from_here
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import RuleFileError, SelectionError, load_ruleset, select_rules
-from tpucheck.ruleset.examples import check_rule, rule_examples
+from tpucheck.testing import check_rule, rule_examples
 from tpucheck.ruleset.loader import load_ruleset_lenient, rule_files
 from tpucheck.ruleset.model import Rule, Ruleset
 from tpucheck.settings import Flags, Settings, SettingsError, resolve_settings

@@ -18,7 +18,7 @@ find_config(start: Path) -> Path | None
 load_config(start=None, *, explicit=None, formats=None) -> Config
     `explicit` is `--config FILE`: read as `[tool.tpucheck]` when named pyproject.toml,
     as top-level keys otherwise; no walking. `formats` overrides the report format names
-    `format` is checked against (default: the keys of `tpucheck.reports.FORMATS`).
+    `format` is checked against (default: `tpucheck.formats.FORMAT_NAMES`).
 Config
     The settings (None or () when unset), `problems`, `root` (the config's directory)
     and `without_unknown_rule_refs(is_known)`, for once the rule set is loaded.
@@ -61,6 +61,7 @@ from typing import Any
 import pathspec
 
 from tpucheck.findings import SEVERITIES
+from tpucheck.formats import FORMAT_NAMES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -340,9 +341,7 @@ class _Checker:
 
     def formats(self) -> tuple[str, ...]:
         if self._formats is None:
-            from tpucheck.reports import FORMATS
-
-            self._formats = tuple(FORMATS)
+            self._formats = FORMAT_NAMES
         return self._formats
 
     def _unknown(self, key: str) -> str:
@@ -739,8 +738,10 @@ fail-on = "blocker"
 # Seconds one file may take before it is given up on and listed under errors.
 # file-time-budget = 30
 
-# Findings recorded in this baseline file (relative to this file) are not reported.
-# baseline = "tpucheck-baseline.json"
+# A baseline file (relative to this file) records today's findings.
+# Findings in it are still reported and scored; fail-on judges only new ones.
+# Write it with `tpucheck scan . --write-baseline .tpucheck-baseline.json`.
+# baseline = ".tpucheck-baseline.json"
 
 # Where the analysis cache is kept (relative to this file).
 # cache-dir = ".tpucheck_cache"
@@ -761,9 +762,7 @@ fail-on = "blocker"
 def init_config_text(*, pyproject: bool = False) -> str:
     """The commented starter config: every key shown with an example, only the gate on.
     For pyproject.toml it is a `[tool.tpucheck]` section to append."""
-    from tpucheck.reports import FORMATS
-
-    text = _TEMPLATE.replace("@FORMATS@", ", ".join(FORMATS))
+    text = _TEMPLATE.replace("@FORMATS@", ", ".join(FORMAT_NAMES))
     if pyproject:
         return "[tool.tpucheck]\n" + text.replace("@PER_FILE_HEADER@", "[tool.tpucheck.per-file-ignores]")
     return text.replace("@PER_FILE_HEADER@", "[per-file-ignores]")

@@ -25,9 +25,9 @@ from functools import lru_cache
 
 import pathspec
 
-from tpucheck.analyzers.manifests import is_manifest
 from tpucheck.findings import ScanError, Skipped
 from tpucheck.gitindex import tracked_paths
+from tpucheck.manifest_names import is_manifest
 
 __all__ = [
     "ALWAYS_SKIPPED_DIRS",
@@ -133,8 +133,10 @@ def classify(relpath: str, extra_globs: Sequence[str] = ()) -> tuple[str, ...]:
     """Kinds for a relative path ('/' separators); () when nothing analyzes it.
 
     Decided by the path alone so that the walk never has to open a file to know whether it
-    matters. Matching is case-sensitive, as on the file systems the targets are built on
-    (`.C` is C++ to gcc, `Setup.py` is not what pip runs).
+    matters. Extensions match case-sensitively, as on the file systems the targets are
+    built on (`.C` is C++ to gcc); manifest names as `manifest_names` says, the one list
+    the parsers use too (`Setup.py` is not what pip runs, `Requirements.txt` is what `-r`
+    names).
     """
     return _classify(relpath, _compiled_globs(tuple(extra_globs)))
 

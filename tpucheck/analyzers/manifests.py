@@ -29,6 +29,8 @@ from urllib.parse import unquote
 
 import yaml
 
+from tpucheck.manifest_names import is_manifest as is_manifest  # re-exported: the parsers answer for their names
+from tpucheck.manifest_names import manifest_format
 from tpucheck.names import normalize_package
 
 if sys.version_info >= (3, 11):
@@ -74,39 +76,6 @@ class ManifestError(Exception):
 
 # --------------------------------------------------------------------------- dispatch
 
-_CONDA_ENV_NAMES = ("environment.yml", "environment.yaml")
-
-
-def _format_of(relpath: str) -> str | None:
-    """Which reader a path needs. Matching is case-insensitive because Windows- and
-    macOS-authored repositories do ship `Requirements.txt` and friends."""
-    parts = [p for p in relpath.replace("\\", "/").split("/") if p not in ("", ".")]
-    if not parts:
-        return None
-    base = parts[-1].lower()
-    parent = parts[-2].lower() if len(parts) > 1 else ""
-    if base == "pyproject.toml":
-        return "pyproject"
-    if base == "setup.py":
-        return "setup.py"
-    if base == "setup.cfg":
-        return "setup.cfg"
-    if base in _CONDA_ENV_NAMES or (base.startswith("conda") and base.endswith((".yml", ".yaml"))):
-        return "conda"
-    # `requirements*.txt` plus the common `dev-requirements.txt` / `test-requirements.txt`
-    # spellings, pip-tools inputs (`*.in`), and everything in a `requirements/` folder.
-    if base.endswith((".txt", ".in")) and ("requirements" in base or parent == "requirements"):
-        return "requirements"
-    if base.startswith("constraints") and base.endswith(".txt"):
-        return "requirements"
-    return None
-
-
-def is_manifest(relpath: str) -> bool:
-    """Whether `parse_manifest` understands this path (a '/'-separated relative path)."""
-    return _format_of(relpath) is not None
-
-
 def parse_manifest(relpath: str, text: str) -> list[Requirement]:
     """All entries of one manifest, sorted by position.
 
@@ -116,7 +85,7 @@ def parse_manifest(relpath: str, text: str) -> list[Requirement]:
     `ManifestError`: if file discovery and this module ever disagree on names, the scan
     should report the file, not crash.
     """
-    fmt = _format_of(relpath)
+    fmt = manifest_format(relpath)
     if fmt is None:
         raise ManifestError(f"not a recognized dependency manifest name: {relpath}")
     if text.startswith("\ufeff"):

@@ -11,6 +11,7 @@ import importlib
 from collections.abc import Callable
 from typing import TextIO
 
+from tpucheck.formats import FORMAT_MODULES
 from tpucheck.reports.options import ReportOptions
 from tpucheck.result import ScanResult
 
@@ -28,12 +29,4 @@ def _writer(module: str) -> Writer:
     return write
 
 
-FORMATS: dict[str, Writer] = {
-    "terminal": _writer("terminal"),
-    "json": _writer("json_report"),
-    "markdown": _writer("markdown"),
-    "html": _writer("html"),
-    "sarif": _writer("sarif"),
-    "github": _writer("github"),
-    "concise": _writer("concise"),
-}
+FORMATS: dict[str, Writer] = {name: _writer(module) for name, module in FORMAT_MODULES.items()}
