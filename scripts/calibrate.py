@@ -31,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from calibration_common import (  # noqa: E402
+from calibration_common import (
     DEFAULT_REPOS,
     DEFAULT_SET,
     Repo,

@@ -50,18 +50,18 @@ if str(REPO) not in sys.path:  # run as a plain script: import tpucheck from thi
     sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # pack_common, also when loaded by a test
 
-from pack_common import Flow, FlowMap, Folded, Literal, dump, number, sha256, shown_path  # noqa: E402
-from pack_common import diff_summary as _diff_summary  # noqa: E402
+from pack_common import Flow, FlowMap, Folded, Literal, dump, number, sha256, shown_path
+from pack_common import diff_summary as _diff_summary
 
-from tpucheck.analyzers import analyze_text, build_context  # noqa: E402
-from tpucheck.ruleset.loader import (  # noqa: E402
+from tpucheck.analyzers import analyze_text, build_context
+from tpucheck.ruleset.loader import (
     RuleFileError,
     load_ruleset,
     parse_rule_file,
     resolve_claims,
     resolve_places,
 )
-from tpucheck.ruleset.model import DeviceContext, Rule, Ruleset, Where  # noqa: E402
+from tpucheck.ruleset.model import DeviceContext, Rule, Ruleset, Where
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "torchtpu" / "api_surface.json"
 DEFAULT_OUT = REPO / "rules" / "cuda-api-generated.yaml"

@@ -37,10 +37,11 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import yaml
 
@@ -49,11 +50,12 @@ if str(REPO) not in sys.path:  # run as a plain script: import tpucheck from thi
     sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # pack_common, also when loaded by a test
 
-from pack_common import Flow, FlowMap, Folded, Literal, dump, number, sha256, shown_path  # noqa: E402
-from pack_common import diff_summary as _diff_summary  # noqa: E402
-from tpucheck.analyzers import analyze_text, build_context  # noqa: E402
-from tpucheck.ruleset.loader import RuleFileError, load_ruleset, parse_rule_file, resolve_places  # noqa: E402
-from tpucheck.ruleset.model import DeviceContext, Rule, Ruleset, Where  # noqa: E402
+from pack_common import Flow, FlowMap, Folded, Literal, dump, number, sha256, shown_path
+from pack_common import diff_summary as _diff_summary
+
+from tpucheck.analyzers import analyze_text, build_context
+from tpucheck.ruleset.loader import RuleFileError, load_ruleset, parse_rule_file, resolve_places
+from tpucheck.ruleset.model import DeviceContext, Rule, Ruleset, Where
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "op-coverage"
 DEFAULT_OUT = REPO / "rules" / "unsupported-op-generated.yaml"
@@ -706,7 +708,7 @@ GROUPS: dict[str, Settings] = {
 
 FLAG_ARGS: dict[str, str] = {
     # Realistic arguments for examples of unconstrained matchers (the analyzer ignores them).
-    **dict.fromkeys("equal allclose logaddexp logaddexp2 hypot copysign fmax fmin heaviside nextafter gcd lcm vdot cdist xlog1py".split(), "a, b"),
+    **dict.fromkeys(["equal", "allclose", "logaddexp", "logaddexp2", "hypot", "copysign", "fmax", "fmin", "heaviside", "nextafter", "gcd", "lcm", "vdot", "cdist", "xlog1py"], "a, b"),
     "isin": "ids, allowed", "searchsorted": "boundaries, x", "bucketize": "x, boundaries", "polygamma": "1, x",
     "zeta": "x, q", "igamma": "a, x", "igammac": "a, x", "huber_loss": "pred, target", "HuberLoss": "delta=1.0",
     "multi_margin_loss": "logits, labels", "multilabel_margin_loss": "logits, labels", "addmv": "c, A, v",
@@ -732,12 +734,10 @@ OTHER_LIBRARIES: dict[str, tuple[str, str]] = {
     "numpy.random": ("import numpy as np", "np.random."),
 }
 NUMPY_NAMES = frozenset(
-    "median nanmedian nansum nanmean searchsorted isin allclose logaddexp logaddexp2 hypot copysign fmax fmin "
-    "heaviside nextafter exp2 sinc signbit isposinf frexp gcd lcm angle unique bincount vdot remainder "
-    "tril_indices triu_indices i0 histogram".split()
+    ["median", "nanmedian", "nansum", "nanmean", "searchsorted", "isin", "allclose", "logaddexp", "logaddexp2", "hypot", "copysign", "fmax", "fmin", "heaviside", "nextafter", "exp2", "sinc", "signbit", "isposinf", "frexp", "gcd", "lcm", "angle", "unique", "bincount", "vdot", "remainder", "tril_indices", "triu_indices", "i0", "histogram"]
 )
-NUMPY_LINALG_NAMES = frozenset("det solve lstsq cholesky qr eig eigvals inv cross matrix_exp".split())
-SCIPY_SPECIAL_NAMES = frozenset("erfcx ndtri log_ndtr i0e i1 i1e zeta xlog1py entr digamma polygamma gammaln psi gammainc gammaincc logit".split())
+NUMPY_LINALG_NAMES = frozenset(["det", "solve", "lstsq", "cholesky", "qr", "eig", "eigvals", "inv", "cross", "matrix_exp"])
+SCIPY_SPECIAL_NAMES = frozenset(["erfcx", "ndtri", "log_ndtr", "i0e", "i1", "i1e", "zeta", "xlog1py", "entr", "digamma", "polygamma", "gammaln", "psi", "gammainc", "gammaincc", "logit"])
 
 
 # -- inputs ---------------------------------------------------------------------------
@@ -1008,10 +1008,13 @@ def hand_rule_for(api: Api, hand: HandRules) -> str | None:
                     for pattern in matcher.patterns:
                         if fnmatchcase(name, pattern) or (matcher.kind == "reference" and name.startswith(pattern + ".")):
                             return rule.id
-            elif api.kind == matcher.kind and api.kind in ("method", "keyword"):
-                if any(fnmatchcase(name, pattern) for name in names for pattern in matcher.patterns):
-                    if api.kind == "method" or not (api.in_call and matcher.in_call) or api.in_call in matcher.in_call:
-                        return rule.id
+            elif (
+                api.kind == matcher.kind
+                and api.kind in ("method", "keyword")
+                and any(fnmatchcase(name, pattern) for name in names for pattern in matcher.patterns)
+                and (api.kind == "method" or not (api.in_call and matcher.in_call) or api.in_call in matcher.in_call)
+            ):
+                return rule.id
     return None
 
 
@@ -1233,7 +1236,7 @@ def build_pack(inputs: Inputs, hand: HandRules) -> Pack:
             pack.unseen.setdefault(label, reason)
         if entry["rank"] >= 100:
             raise GenerationError(f"rank {entry['rank']}: ids assume ranks below 100; widen the id scheme")
-        for number, members in enumerate(groups.values(), start=1):
+        for group_number, members in enumerate(groups.values(), start=1):
             key = members[0].label
             kept: list[Api] = []
             for api in members:
@@ -1244,7 +1247,7 @@ def build_pack(inputs: Inputs, hand: HandRules) -> Pack:
                     kept.append(api)
             if not kept:
                 continue
-            rule_id = f"UO{100 * number + entry['rank']}"
+            rule_id = f"UO{100 * group_number + entry['rank']}"
             rule, wanted = build_rule(rule_id, entry, key, kept, inputs)
             pack.rules.append(rule)
             ids_by_group[key] = rule_id
@@ -1362,7 +1365,7 @@ def other_library(api: Api) -> str | None:
         library = "numpy" if api.target in NUMPY_NAMES else None
     elif module == "torch.linalg":
         library = "numpy.linalg" if leaf in NUMPY_LINALG_NAMES else None
-    elif module == "torch.special" or leaf in SCIPY_SPECIAL_NAMES and leaf not in NUMPY_NAMES:
+    elif module == "torch.special" or (leaf in SCIPY_SPECIAL_NAMES and leaf not in NUMPY_NAMES):
         library = "scipy.special" if leaf in SCIPY_SPECIAL_NAMES else None
     elif leaf in ("lgamma",):
         library = "math"

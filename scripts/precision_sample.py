@@ -28,13 +28,14 @@ import re
 import sys
 import tempfile
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from calibration_common import (  # noqa: E402
+from calibration_common import (
     DEFAULT_REPOS,
     DEFAULT_SET,
     ScanFailed,

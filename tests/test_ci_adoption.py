@@ -142,7 +142,7 @@ def test_diff_base_errors_are_usage_errors(project: Path, tmp_path: Path) -> Non
     bad_ref = cli("scan", ".", "--no-cache", "-q", "--diff-base", "no-such-branch", cwd=project)
     assert bad_ref.returncode == 2 and "Traceback" not in bad_ref.stderr
     option_like = cli("scan", ".", "--no-cache", "-q", "--diff-base=--output=/tmp/x", cwd=project)
-    assert option_like.returncode == 2 and not Path("/tmp/x").exists() or option_like.returncode == 2
+    assert (option_like.returncode == 2 and not Path("/tmp/x").exists()) or option_like.returncode == 2
 
 
 def test_unified_diff_parsing() -> None:

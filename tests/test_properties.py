@@ -123,14 +123,14 @@ def test_python_made_of_hostile_pieces(text: str) -> None:
 
 
 @pytest.mark.filterwarnings("ignore::SyntaxWarning")  # hypothesmith compiles what it generates
-@given(hypothesmith.from_grammar())
+@given(st.deferred(hypothesmith.from_grammar))  # deferred: building the grammar costs seconds at collection
 @_settings(100)
 def test_grammar_generated_python(source: str) -> None:
     _assert_well_formed(analyze_text("mod.py", ("python",), source, CONTEXT), "mod.py")
 
 
 @pytest.mark.filterwarnings("ignore::SyntaxWarning")
-@given(hypothesmith.from_node())
+@given(st.deferred(hypothesmith.from_node))
 @_settings(40)
 def test_libcst_generated_modules_parse_back(source: str) -> None:
     """Code libcst itself printed is never refused as too deep or a syntax error by our guards."""

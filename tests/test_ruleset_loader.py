@@ -40,7 +40,7 @@ def test_good_rule_loads_with_derived_needles() -> None:
 def test_yaml_syntax_error_has_line() -> None:
     assert problems(GOOD.replace("severity: major", "severity: [major")) == [problems(GOOD.replace("severity: major", "severity: [major"))[0]]
     [message] = problems(GOOD.replace("severity: major", "severity: [major"))
-    assert message.startswith("r.yaml:6: invalid YAML") or message.startswith("r.yaml:7: invalid YAML")
+    assert message.startswith(("r.yaml:6: invalid YAML", "r.yaml:7: invalid YAML"))
 
 
 def test_unknown_matcher_names_rule_and_line() -> None:
@@ -85,7 +85,7 @@ def test_duplicate_ids_across_files(tmp_path: Path) -> None:
 
 def test_selection_by_id_prefix_name_category_and_unknown() -> None:
     text = GOOD + GOOD.split("rules:\n", 1)[1].replace("X001", "Y002").replace("name: sync", "name: other").replace("cuda-api", "precision")
-    rules, device, found = parse_rule_file(text, "r.yaml")
+    rules, _device, found = parse_rule_file(text, "r.yaml")
     assert found == []
     from tpucheck.ruleset.model import DeviceContext, Ruleset
 

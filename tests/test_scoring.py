@@ -5,8 +5,8 @@ that say effort, and a plan in phases."""
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 import random
+from dataclasses import replace
 
 import pytest
 

@@ -27,10 +27,10 @@ from tpucheck.reports.options import DEFAULT_MAX_FINDINGS, STEP_SUMMARY_LIMIT, R
 from tpucheck.reports.paths import HERE_FORMATS, display_prefix, from_here
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import RuleFileError, SelectionError, load_ruleset, select_rules
-from tpucheck.testing import check_rule, rule_examples
 from tpucheck.ruleset.loader import load_ruleset_lenient, rule_files
 from tpucheck.ruleset.model import Rule, Ruleset
 from tpucheck.settings import Flags, Settings, SettingsError, resolve_settings
+from tpucheck.testing import check_rule, rule_examples
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_BUG = 0, 1, 2, 3
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from tpucheck import __version__
-from tpucheck.postscan import build_result
 from tpucheck.findings import Finding, ScanError, Skipped
+from tpucheck.postscan import build_result
 from tpucheck.result import SCHEMA_VERSION, Coverage, ScanResult
 from tpucheck.ruleset.model import DEFAULT_TARGET, TARGETS, Ruleset
 

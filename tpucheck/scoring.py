@@ -270,7 +270,7 @@ FACT_INVENTORIES = frozenset({"reference", "tpu-support"})
 REFERENCE_FACTOR = 0.5
 """A kernel whose op has a PyTorch reference path in the repository costs half."""
 _NAME_NOISE = frozenset(
-    "kernel kernels fwd bwd forward backward cuda cu triton ref reference torch pytorch naive impl fn func jit op ops launch".split()
+    ["kernel", "kernels", "fwd", "bwd", "forward", "backward", "cuda", "cu", "triton", "ref", "reference", "torch", "pytorch", "naive", "impl", "fn", "func", "jit", "op", "ops", "launch"]
 )
 
 

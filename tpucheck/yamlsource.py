@@ -79,7 +79,8 @@ def _record(node: yaml.Node, path: Path, lines: dict[Path, int]) -> None:
                 )
             seen[key] = key_node.start_mark.line + 1
             _record(value_node, (*path, key), lines)
-            lines[(*path, key, "<key>")] = key_node.start_mark.line + 1
+            key_path = (*path, key, "<key>")
+            lines[key_path] = key_node.start_mark.line + 1
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
             _record(item, (*path, index), lines)

@@ -62,7 +62,7 @@ def analyze_text(path: str, kinds: tuple[str, ...], text: str, context: Analysis
     for kind in kinds:
         try:
             _analyze_kind(kind, path, text, context, result)
-        except Exception as exc:  # noqa: BLE001 - deliberately blind: a bug costs this file, not the scan
+        except Exception as exc:
             detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             result.error = ScanError(path, "internal-error", f"tpucheck failed on this file ({kind} analysis): {type(exc).__name__}: {detail}".rstrip(": "))
     if result.error is not None:

@@ -24,8 +24,8 @@ from tpucheck.ruleset.model import (
     ArgConstraint,
     DeviceContext,
     Example,
-    Matcher,
     HostData,
+    Matcher,
     OptionalPaths,
     Rule,
     Ruleset,
@@ -82,7 +82,20 @@ def rule_files(extra: Iterable[str | Path] = (), *, builtin: bool = True) -> lis
 
 def load_ruleset(extra: Iterable[str | Path] = (), *, builtin: bool = True) -> Ruleset:
     """Load the built-in rules and any extra rule files; raise RuleFileError on any problem."""
+    extra = tuple(extra)
+    if builtin and not extra:
+        return _builtin_ruleset()
     ruleset, problems = _load(rule_files(extra, builtin=builtin))
+    if problems:
+        raise RuleFileError(problems)
+    return ruleset
+
+
+@lru_cache(maxsize=1)
+def _builtin_ruleset() -> Ruleset:
+    """The built-in rules alone, loaded once per process: they ship with the package and
+    cannot change under it, and validating them is most of a test session's start-up."""
+    ruleset, problems = _load(rule_files((), builtin=True))
     if problems:
         raise RuleFileError(problems)
     return ruleset
@@ -398,7 +411,7 @@ def derive_needles(matcher: Matcher) -> tuple[tuple[str, ...], ...] | None:
 
 DEFAULT_AFFECTS = ("training", "inference")
 """A rule that does not say which workload it touches touches both."""
-DEFAULT_EFFORT: dict[str, dict[str, float]] = {
+DEFAULT_EFFORT: dict[str, dict[str, Any]] = {
     "blocker": {"low": 8, "high": 24},
     "major": {"low": 1, "high": 4},
     "minor": {"low": 0.25, "high": 1},

@@ -50,7 +50,7 @@ class Scope:
     def bind_import(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.Import):
             for alias in node.names:
-                parts = dotted(alias.name)  # type: ignore[arg-type]
+                parts = dotted(alias.name)
                 if parts is None:
                     continue
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):

@@ -243,7 +243,7 @@ class Walker:
         return tuple(".".join((target, *parts[1:])) for target in alias)
 
     def lookup(self, table: GlobTable[RuleMatcher], node: cst.BaseExpression, qualified: str) -> list[RuleMatcher]:
-        found = table.lookup(qualified)
+        found = list(table.lookup(qualified))
         names = self.alternatives(node, qualified)
         if len(names) == 1:
             return found
@@ -338,7 +338,7 @@ class Walker:
         if not self.index.imports:
             return
         for alias in node.names:
-            parts = dotted(alias.name)  # type: ignore[arg-type]
+            parts = dotted(alias.name)
             if parts is None:
                 continue
             if not self.foreign(parts[0]):
@@ -982,10 +982,10 @@ _HANDLERS: dict[type, Callable[[Walker, cst.CSTNode, str | None], None]] = {
     cst.Nonlocal: Walker.on_declaration,  # type: ignore[dict-item]
     cst.MatchAs: Walker.on_match_as,  # type: ignore[dict-item]
     cst.MatchStar: Walker.on_match_as,  # type: ignore[dict-item]
-    cst.ListComp: Walker.on_comprehension,  # type: ignore[dict-item]
-    cst.SetComp: Walker.on_comprehension,  # type: ignore[dict-item]
-    cst.DictComp: Walker.on_comprehension,  # type: ignore[dict-item]
-    cst.GeneratorExp: Walker.on_comprehension,  # type: ignore[dict-item]
+    cst.ListComp: Walker.on_comprehension,
+    cst.SetComp: Walker.on_comprehension,
+    cst.DictComp: Walker.on_comprehension,
+    cst.GeneratorExp: Walker.on_comprehension,
     cst.If: Walker.on_if,  # type: ignore[dict-item]
     cst.IndentedBlock: Walker.on_indented_block,  # type: ignore[dict-item]
     cst.Assign: Walker.on_assign,  # type: ignore[dict-item]
@@ -994,13 +994,13 @@ _HANDLERS: dict[type, Callable[[Walker, cst.CSTNode, str | None], None]] = {
     cst.SimpleString: Walker.on_string,  # type: ignore[dict-item]
     cst.ConcatenatedString: Walker.on_concatenated_string,  # type: ignore[dict-item]
     cst.FormattedString: Walker.on_string,  # type: ignore[dict-item]
-    cst.IfExp: Walker.on_transparent,  # type: ignore[dict-item]
-    cst.BooleanOperation: Walker.on_transparent,  # type: ignore[dict-item]
-    cst.BinaryOperation: Walker.on_transparent,  # type: ignore[dict-item]
-    cst.Dict: Walker.on_transparent,  # type: ignore[dict-item]
-    cst.List: Walker.on_transparent,  # type: ignore[dict-item]
-    cst.Tuple: Walker.on_transparent,  # type: ignore[dict-item]
-    cst.Set: Walker.on_transparent,  # type: ignore[dict-item]
+    cst.IfExp: Walker.on_transparent,
+    cst.BooleanOperation: Walker.on_transparent,
+    cst.BinaryOperation: Walker.on_transparent,
+    cst.Dict: Walker.on_transparent,
+    cst.List: Walker.on_transparent,
+    cst.Tuple: Walker.on_transparent,
+    cst.Set: Walker.on_transparent,
 }
 
 
