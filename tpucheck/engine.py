@@ -409,7 +409,10 @@ def _inside(inner: Finding, outer: Finding) -> bool:
 
 
 def _drop_superseded(findings: list[Finding], rules: dict) -> list[Finding]:
-    """A finding that a more specific rule's finding already covers is not counted twice."""
+    """A finding that a more specific rule's finding already covers is not counted twice,
+    nor one that another finding of its own rule on the same line holds whole
+    (`torch.cuda.current_stream().wait_stream(s)` is one stream edit, not two)."""
+    findings = _drop_nested_repeats(findings)
     covering = [f for f in findings if rules[f.rule].supersedes]
     if not covering:
         return findings
@@ -418,3 +421,20 @@ def _drop_superseded(findings: list[Finding], rules: dict) -> list[Finding]:
         for f in findings
         if not any(f.rule in rules[c.rule].supersedes and _inside(f, c) for c in covering)
     ]
+
+
+def _drop_nested_repeats(findings: list[Finding]) -> list[Finding]:
+    by_place: dict[tuple[str, int | None, int], list[Finding]] = {}
+    for finding in findings:
+        by_place.setdefault((finding.rule, finding.cell, finding.span.line), []).append(finding)
+    if all(len(group) == 1 for group in by_place.values()):
+        return findings
+    dropped: set[int] = set()
+    for group in by_place.values():
+        for a in group:
+            for b in group:
+                if a is not b and (a.snippet in b.snippet or b.snippet in a.snippet):
+                    # keep the one that starts first: it names the CUDA call itself
+                    later = max(a, b, key=lambda f: (f.span.column, -len(f.snippet), f.span.end_column, f.fingerprint))
+                    dropped.add(id(later))
+    return [f for f in findings if id(f) not in dropped]

@@ -82,6 +82,10 @@ class Hit:
     """A method call whose receiver is known to live on the host (NumPy, `.cpu()`, literals)."""
 
 
+OTHER_DEVICE_MODULES = ("torch.npu.", "torch.xpu.", "torch.mps.", "torch.tpu.", "torch_npu.", "torch_xla.", "intel_extension_for_pytorch.")
+"""Modules of accelerators other than CUDA: what their objects do is not a CUDA-ism."""
+
+
 class Walker:
     conditional_aliases = False
     """Whether any alias stands for more than one name yet: until then no lookup pays
@@ -382,6 +386,17 @@ class Walker:
 
     # -- calls -------------------------------------------------------------------------
 
+    def other_device_receiver(self, receiver: cst.BaseExpression) -> bool:
+        """Whether a method's receiver comes from another accelerator's module (a call or
+        attribute chain rooted at `torch.npu`, `torch.xpu`, `torch.mps`, `torch.tpu`...): a
+        stream or event of that device, which a rule about CUDA's must leave alone."""
+        while isinstance(receiver, (cst.Call, cst.Subscript)):
+            receiver = receiver.func if isinstance(receiver, cst.Call) else receiver.value
+        if not isinstance(receiver, (cst.Attribute, cst.Name)):
+            return False
+        qualified = self.qualified(receiver)
+        return qualified is not None and qualified.startswith(OTHER_DEVICE_MODULES)
+
     def on_call(self, node: cst.Call, ctx: str | None) -> None:
         index = self.index
         func = node.func
@@ -399,6 +414,8 @@ class Walker:
             if parts is None or not self.scope.is_module(parts[0]):
                 method = func.attr.value
                 rule_matchers = index.method.lookup(method)
+                if rule_matchers and self.other_device_receiver(func.value):
+                    rule_matchers = ()  # `torch.npu.current_stream().wait_stream(s)`: not CUDA's
                 if rule_matchers:
                     self.receiver_on_host = method in index.host_methods and self.on_host(func.value)
                     try:
