@@ -34,3 +34,42 @@ def test_another_accelerators_stream_is_not_cuda(tmp_path: Path) -> None:
         """
     # one finding for the CUDA line (not one per call in it), none for the NPU line
     assert found(tmp_path, code, rules=("CA008",)) == [("CA008", 5, 9, "major", False)]
+
+
+def test_a_file_named_test_py_is_a_test(tmp_path: Path) -> None:
+    code = """\
+        import torch
+
+        x = torch.zeros(3).cuda()
+        """
+    assert found(tmp_path, code, path="ops/dcn/test.py", rules=("CA003",)) == [("CA003", 3, 20, "minor", False)]
+    assert found(tmp_path, code, path="ops/dcn/testing_utils.py", rules=("CA003",)) == [("CA003", 3, 20, "major", False)]
+
+
+def test_performance_notes_about_tests_are_not_reported(tmp_path: Path) -> None:
+    code = """\
+        import torch
+
+        def test_sum():
+            x = torch.linspace(0, 1, 5).sum()
+            assert x.item() > 0
+        """
+    assert found(tmp_path, code, path="tests/test_sum.py", rules=("HS001",)) == []
+    # the same note in library code stays (eager TorchTPU: info)
+    assert found(tmp_path, code.replace("def test_sum", "def total"), path="pkg/total.py", rules=("HS001",)) == [("HS001", 5, 14, "info", False)]
+
+
+def test_an_unsupported_op_once_at_set_up_is_a_note(tmp_path: Path) -> None:
+    code = """\
+        import torch
+
+        class Model(torch.nn.Module):
+            def __init__(self, a):
+                super().__init__()
+                self.w = torch.linalg.eig(a)
+
+            def forward(self, a):
+                return torch.linalg.eig(a)
+        """
+    rows = found(tmp_path, code, rules=("UO138",))
+    assert [(line, severity) for _, line, _, severity, _ in rows] == [(6, "info"), (9, "minor")]

@@ -368,12 +368,16 @@ def _findings(result: FileResult, rules: dict, reach: Reachability | None = None
             suppression = result.suppressions.get(suppression_key(match.span.end_line, match.cell))
         silenced = suppression is not None and suppression.covers(rule.id, rule.name)
         reason = suppression.reason if silenced and suppression else None
+        place = _role(match.role, role)
+        severity = placed_severity(match.severity or rule.severity, place, guarded)
+        if severity == "info" and place == "test":
+            continue  # a performance note about a test's own speed is no migration work
         out.append(
             Finding(
                 rule=rule.id,
                 name=rule.name,
                 category=rule.category,
-                severity=placed_severity(match.severity or rule.severity, _role(match.role, role), guarded),
+                severity=severity,
                 confidence=rule.confidence,
                 path=result.path,
                 span=match.span,
@@ -382,7 +386,7 @@ def _findings(result: FileResult, rules: dict, reach: Reachability | None = None
                 fix=rule.fix,
                 affects=rule.affects,
                 snippet=match.snippet,
-                role=_role(match.role, role),
+                role=place,
                 guarded=guarded,
                 fingerprint=fingerprint,
                 detail=match.detail,
