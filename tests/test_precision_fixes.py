@@ -42,8 +42,8 @@ def test_a_file_named_test_py_is_a_test(tmp_path: Path) -> None:
 
         x = torch.zeros(3).cuda()
         """
-    assert found(tmp_path, code, path="ops/dcn/test.py", rules=("CA003",)) == [("CA003", 3, 20, "minor", False)]
-    assert found(tmp_path, code, path="ops/dcn/testing_utils.py", rules=("CA003",)) == [("CA003", 3, 20, "major", False)]
+    assert found(tmp_path / "a", code, path="ops/dcn/test.py", rules=("CA003",)) == [("CA003", 3, 20, "minor", False)]
+    assert found(tmp_path / "b", code, path="ops/dcn/testing_utils.py", rules=("CA003",)) == [("CA003", 3, 20, "major", False)]
 
 
 def test_performance_notes_about_tests_are_not_reported(tmp_path: Path) -> None:
@@ -54,9 +54,9 @@ def test_performance_notes_about_tests_are_not_reported(tmp_path: Path) -> None:
             x = torch.linspace(0, 1, 5).sum()
             assert x.item() > 0
         """
-    assert found(tmp_path, code, path="tests/test_sum.py", rules=("HS001",)) == []
+    assert found(tmp_path / "a", code, path="tests/test_sum.py", rules=("HS001",)) == []
     # the same note in library code stays (eager TorchTPU: info)
-    assert found(tmp_path, code.replace("def test_sum", "def total"), path="pkg/total.py", rules=("HS001",)) == [("HS001", 5, 14, "info", False)]
+    assert found(tmp_path / "b", code.replace("def test_sum", "def total"), path="pkg/total.py", rules=("HS001",)) == [("HS001", 5, 14, "info", False)]
 
 
 def test_an_unsupported_op_once_at_set_up_is_a_note(tmp_path: Path) -> None:
