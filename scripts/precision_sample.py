@@ -210,8 +210,8 @@ def write_markdown(rows: list[dict[str, str]], path: Path, header: str) -> None:
             r["context"].replace("```", "`\u200b``"),
             "```",
             "",
-            "verdict: ",
-            "note: ",
+            f"verdict: {r.get('verdict', '')}",
+            f"note: {r.get('note', '')}",
             "",
         ]
     path.write_text("\n".join(out), encoding="utf-8")
@@ -363,6 +363,56 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return 0
 
 
+def recheck(rows: list[dict[str, str]], reports: dict[str, dict[str, Any]]) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """An audited sample held against new reports of the same repositories: a finding still
+    there at the same severity keeps its verdict; one whose severity moved is cleared for a
+    new look (the note says from what to what); one no longer reported is set apart (a
+    false one dropped is a fix, a right one dropped is lost recall)."""
+    kept: list[dict[str, str]] = []
+    gone: list[dict[str, str]] = []
+    for row in rows:
+        findings = reports.get(row["repo"], {}).get("findings", [])
+        path = row["path"].split("#cell", 1)[0]
+        now = [f for f in findings if f.get("rule") == row["rule"] and f.get("path") == path and str(f.get("line")) == row["line"]]
+        if not now:
+            gone.append(row)
+            continue
+        severity = now[0].get("severity", "")
+        if severity != row["severity"]:
+            row = {**row, "note": f"severity now {severity} (was {row['severity']}; verdict then: {row.get('verdict', '')}: {row.get('note', '')})",
+                   "verdict": "", "severity": severity}
+        kept.append(row)
+    return kept, gone
+
+
+def cmd_recheck(args: argparse.Namespace) -> int:
+    cset = load_set(args.set_path)
+    repos = select(cset.precision_repos, args.only)
+    reports: dict[str, dict[str, Any]] = {}
+    for repo in repos:
+        print(f"{'reading' if args.reuse else 'scanning'} {repo.repo} ...", file=sys.stderr, flush=True)
+        try:
+            reports[repo.repo], _ = load_or_scan(repo, args.repos, args.scans, reuse=args.reuse, tpucheck=args.tpucheck, target=args.target, jobs=args.jobs)
+        except ScanFailed as exc:
+            print(f"error: {repo.repo}: {exc}", file=sys.stderr)
+            return 2
+    rows = read_sheet(args.sheet)
+    kept, gone = recheck(rows, reports)
+    header = "\n".join([
+        "# tpucheck precision audit sheet, rechecked",
+        "",
+        f"{args.sheet.name} held against new scans: {len(kept)} findings still reported "
+        f"({sum(1 for r in kept if not r.get('verdict'))} with a new severity to judge again), {len(gone)} no longer reported.",
+    ])  # fmt: skip
+    write_markdown(kept, args.output, header)
+    dropped = Counter(normalize(r.get("verdict", "")) or "pending" for r in gone)
+    print(f"still reported {len(kept)}, to judge again {sum(1 for r in kept if not r.get('verdict'))} -> {args.output}")
+    print("no longer reported: " + ", ".join(f"{v} {n}" for v, n in sorted(dropped.items())))
+    for r in gone:
+        print(f"  gone #{r['id']} {r['repo']} {r['path']}:{r['line']} {r['rule']} (was {r.get('verdict') or 'pending'})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -383,7 +433,20 @@ def main(argv: list[str] | None = None) -> int:
     m = sub.add_parser("summarize", help="strict and lenient precision from a filled sheet")
     m.add_argument("sheet", type=Path)
     m.add_argument("--by-rule", action="store_true", help="also a table per rule")
+    c = sub.add_parser("recheck", help="hold a filled sheet against new scans: what still stands, what moved, what is gone")
+    c.add_argument("sheet", type=Path)
+    c.add_argument("--repos", type=Path, default=DEFAULT_REPOS)
+    c.add_argument("--set", dest="set_path", type=Path, default=DEFAULT_SET)
+    c.add_argument("--only", action="append")
+    c.add_argument("--target")
+    c.add_argument("--jobs", type=int)
+    c.add_argument("--tpucheck")
+    c.add_argument("--scans", type=Path, required=True)
+    c.add_argument("--reuse", action="store_true")
+    c.add_argument("-o", "--output", type=Path, required=True, help="the rechecked sheet")
     args = ap.parse_args(argv)
+    if args.cmd == "recheck":
+        return cmd_recheck(args)
     if args.cmd == "sample":
         if args.reuse and not args.scans:
             ap.error("--reuse needs --scans")

@@ -127,3 +127,18 @@ def test_doc_table_states_every_repository_with_its_commit_and_bands() -> None:
         assert r.effort is not None
         row = f"| `{r.commit[:10]}` | {r.kind} | {r.python_lines:,} | {r.grade} | {r.effort[0]:g}-{r.effort[1]:g} |"
         assert row in doc, f"docs/calibration.md disagrees with calibration_set.json on {r.repo}"
+
+
+def test_recheck_keeps_judged_findings_reopens_moved_ones_and_sets_gone_apart() -> None:
+    row = {"id": "1", "repo": "r", "path": "a.py", "line": "3", "rule": "X1", "severity": "major", "verdict": "right", "note": ""}
+    moved = {**row, "id": "2", "line": "5", "rule": "X2", "verdict": "wrong-severity", "note": "should be minor"}
+    gone = {**row, "id": "3", "path": "b.py", "line": "1", "rule": "X3", "severity": "info", "verdict": "false", "note": "cpu"}
+    report = {"r": {"findings": [
+        {"rule": "X1", "path": "a.py", "line": 3, "severity": "major"},
+        {"rule": "X2", "path": "a.py", "line": 5, "severity": "minor"},
+    ]}}  # fmt: skip
+    kept, dropped = ps.recheck([row, moved, gone], report)
+    assert kept[0] == row
+    assert (kept[1]["severity"], kept[1]["verdict"]) == ("minor", "")
+    assert kept[1]["note"] == "severity now minor (was major; verdict then: wrong-severity: should be minor)"
+    assert dropped == [gone]
