@@ -14,8 +14,8 @@ import pytest
 from conftest import fixture_ruleset, write_tree
 
 from tpucheck.engine import ScanOptions, scan
-from tpucheck.reports.judgement import hours
 from tpucheck.reports import html
+from tpucheck.reports.judgement import hours
 from tpucheck.result import ScanResult
 
 HOSTILE_PATH = 'pkg/"><img src=x onerror=alert(1)>.py'
@@ -108,10 +108,10 @@ def test_score_grade_and_sections(result: ScanResult, page: str) -> None:
     assert f"{score.score:.1f}/100 ({score.grade}: {score.grade_meaning})" in page
     assert f"grade {score.grade}" in page
     assert hours(score.effort) in page
-    for heading in ("Inventory", "Migration plan", "By directory", "By category and severity", "could not be analyzed", "Coverage", "suppressed"):
-        assert heading in page
+    for heading in ("Where the work is", "Migration plan", "Inventory", "could not be analyzed", "Coverage", "suppressed"):
+        assert re.search(rf"<h2>[^<]*{heading}</h2>", page), heading
     for item in score.plan:
-        assert f">{item.rule}</a>" in page or f"<td>{item.rule} " in page
+        assert f">{item.rule}</a>" in page or f'<td class="step">{item.rule} ' in page
     assert "add_kernel" in page  # the kernel inventory
     # The plan and the findings table are in document order after the score.
     assert page.index("Migration plan") < page.index('id="findings"') < page.index("Coverage")
