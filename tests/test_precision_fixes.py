@@ -73,3 +73,29 @@ def test_an_unsupported_op_once_at_set_up_is_a_note(tmp_path: Path) -> None:
         """
     rows = found(tmp_path, code, rules=("UO138",))
     assert [(line, severity) for _, line, _, severity, _ in rows] == [(6, "info"), (9, "minor")]
+
+
+def test_set_up_in_a_train_function_is_not_per_step(tmp_path: Path) -> None:
+    code = """\
+        import torch
+
+        def train(model, data, steps):
+            order = torch.randperm(len(data), generator=torch.Generator())
+            for step in range(steps):
+                loss = model(data[order[step]])
+                print(loss.item())
+        """
+    rows = found(tmp_path, code, rules=("HS001",))
+    assert rows == [("HS001", 7, 20, "info", False)]  # eager TorchTPU: a note, in the loop
+
+
+def test_ci_workflows_are_supporting_code(tmp_path: Path) -> None:
+    workflow = """\
+        jobs:
+          test:
+            runs-on: [self-hosted, gpu]
+            container:
+              options: --gpus all
+        """
+    rows = found(tmp_path, workflow, path=".github/workflows/ci.yml")
+    assert rows and all(severity in ("minor", "info") for _, _, _, severity, _ in rows)
