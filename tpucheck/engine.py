@@ -414,7 +414,7 @@ def _inside(inner: Finding, outer: Finding) -> bool:
 
 def _drop_superseded(findings: list[Finding], rules: dict) -> list[Finding]:
     """A finding that a more specific rule's finding already covers is not counted twice,
-    nor one that another finding of its own rule on the same line holds whole
+    nor one of its own rule that is the receiver of another on the same line
     (`torch.cuda.current_stream().wait_stream(s)` is one stream edit, not two)."""
     findings = _drop_nested_repeats(findings)
     covering = [f for f in findings if rules[f.rule].supersedes]
@@ -437,8 +437,10 @@ def _drop_nested_repeats(findings: list[Finding]) -> list[Finding]:
     for group in by_place.values():
         for a in group:
             for b in group:
-                if a is not b and (a.snippet in b.snippet or b.snippet in a.snippet):
-                    # keep the one that starts first: it names the CUDA call itself
+                if a is not b and a.snippet != b.snippet and (b.snippet.startswith(a.snippet) or a.snippet.startswith(b.snippet)):
+                    # one is the receiver of the other (`cuda.current_stream().wait_stream(s)`);
+                    # keep the one that starts first: it names the CUDA call itself. A call in
+                    # another's arguments (`set_device(device_count())`) is a second edit.
                     later = max(a, b, key=lambda f: (f.span.column, -len(f.snippet), f.span.end_column, f.fingerprint))
                     dropped.add(id(later))
     return [f for f in findings if id(f) not in dropped]
