@@ -99,3 +99,42 @@ def test_ci_workflows_are_supporting_code(tmp_path: Path) -> None:
         """
     rows = found(tmp_path, workflow, path=".github/workflows/ci.yml")
     assert rows and all(severity in ("minor", "info") for _, _, _, severity, _ in rows)
+
+
+def test_tensors_made_without_a_device_are_host_data(tmp_path: Path) -> None:
+    code = """\
+        import torch
+
+        def check(model, ckpt_path):
+            grid = torch.linspace(0, 1, 5)
+            state = torch.load(ckpt_path, map_location="cpu")
+            placed = torch.zeros(3, device="cuda")
+            return grid.tolist(), state["step"].item(), placed.tolist()
+        """
+    # on the XLA target the host syncs keep their weight: only the device tensor's is reported
+    ruleset = RULESET.for_target("xla")
+    target = tmp_path / "pkg" / "mod.py"
+    target.parent.mkdir(parents=True)
+    target.write_text(dedent(code))
+    result = scan(str(tmp_path), ruleset, ScanOptions(jobs=1))
+    assert [(f.rule, f.span.line, f.span.column) for f in result.findings if f.category == "host-sync"] == [("HS002", 7, 56)]
+
+
+def test_a_named_requirements_file_is_an_optional_set(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("torch>=2.3\n")
+    rows = found(tmp_path, "flash-attn==2.6.3\nmamba-ssm\n", path="requirements-mamba.txt")
+    assert [(rule, line, severity, guarded) for rule, line, _, severity, guarded in rows] == [
+        ("DEP002", 1, "major", True),
+        ("DEP006", 2, "major", True),
+    ]
+    base = found(tmp_path / "b", "flash-attn==2.6.3\n", path="requirements.txt")
+    assert [(rule, severity, guarded) for rule, _, _, severity, guarded in base] == [("DEP002", "blocker", False)]
+
+
+def test_type_stub_tests_are_supporting_code(tmp_path: Path) -> None:
+    code = """\
+        import torch
+
+        x = torch.zeros(3).cuda()
+        """
+    assert found(tmp_path, code, path="stubs/torch_stub_tests.py", rules=("CA003",)) == [("CA003", 3, 20, "minor", False)]

@@ -11,7 +11,7 @@ import re
 ROLES = ("library", "script", "test", "example", "benchmark", "docs")
 
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("test", re.compile(r"(^|/)(tests?|testing|unittests?)/|^\.github/|(^|/)test_[^/]*$|_tests?\.py$|(^|/)tests?\.py$|(^|/)conftest\.py$")),
+    ("test", re.compile(r"(^|/)(tests?|testing|unittests?|stubs?)/|^\.github/|_stub_tests?\.py$|(^|/)test_[^/]*$|_tests?\.py$|(^|/)tests?\.py$|(^|/)conftest\.py$")),
     ("benchmark", re.compile(r"(^|/)(benchmarks?|bench|perf)/|(^|/)bench_[^/]*$")),
     ("example", re.compile(r"(^|/)(examples?|samples?|demos?|tutorials?|notebooks?|recipes)/")),
     ("docs", re.compile(r"(^|/)(docs?|documentation)/")),

@@ -23,7 +23,7 @@ import sys
 import warnings
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import unquote
 
@@ -76,6 +76,26 @@ class ManifestError(Exception):
 
 # --------------------------------------------------------------------------- dispatch
 
+_BASE_REQUIREMENTS = frozenset({"requirements", "base", "main", "runtime", "install", "core", "default", "prod", "production", "common"})
+_REQUIREMENTS_AFFIX = re.compile(r"(?i)^(?:requirements[-_.](?P<after>.+)|(?P<before>.+?)[-_.]requirements)\.(?:txt|in)$")
+
+
+def requirements_extra(relpath: str) -> str | None:
+    """The optional set a requirements file holds, by its name: `requirements-mamba.txt`,
+    `dev-requirements.txt` and `requirements/docs.txt` are installed on request, as an
+    extra is; `requirements.txt`, `requirements/base.txt` or `runtime.txt` are the product's."""
+    parts = relpath.replace("\\", "/").split("/")
+    name = parts[-1]
+    if len(parts) > 1 and parts[-2].lower() == "requirements":
+        stem = name.rsplit(".", 1)[0].lower()
+        return None if stem in _BASE_REQUIREMENTS else stem
+    match = _REQUIREMENTS_AFFIX.match(name)
+    if match is None:
+        return None
+    extra = (match.group("after") or match.group("before") or "").lower()
+    return None if extra in _BASE_REQUIREMENTS else extra
+
+
 def parse_manifest(relpath: str, text: str) -> list[Requirement]:
     """All entries of one manifest, sorted by position.
 
@@ -93,6 +113,9 @@ def parse_manifest(relpath: str, text: str) -> list[Requirement]:
         text = text[1:]
     if fmt == "requirements":
         found = _parse_requirements_txt(text)
+        extra = requirements_extra(relpath)
+        if extra is not None:
+            found = [replace(r, extra=extra) for r in found]
     elif fmt == "pyproject":
         found = _parse_pyproject(text)
     elif fmt == "setup.py":

@@ -215,6 +215,9 @@ class HostData:
     """Top-level modules whose calls return host data (`numpy`)."""
     annotations: frozenset[str] = frozenset()
     """Qualified parameter annotations that mean host data (`numpy.ndarray`)."""
+    constructors: frozenset[str] = frozenset()
+    """Calls that make a tensor on the host unless given `device=` (`torch.zeros(3)`);
+    `torch.load` counts only with `map_location="cpu"`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,7 @@ class PythonIndex:
     host_results: frozenset[str] = frozenset()
     host_modules: frozenset[str] = frozenset()
     host_annotations: frozenset[str] = frozenset()
+    host_constructors: frozenset[str] = frozenset()
 
     @property
     def any_rules(self) -> bool:
@@ -65,6 +66,7 @@ def build_python_index(ruleset: Ruleset) -> PythonIndex:
         host_results=ruleset.host.results,
         host_modules=ruleset.host.modules,
         host_annotations=ruleset.host.annotations,
+        host_constructors=ruleset.host.constructors,
     )
     tables = {
         "call": index.call,

@@ -653,6 +653,8 @@ class Walker:
             return True
         if isinstance(node, cst.Name):
             return node.value in self.host_names
+        if isinstance(node, cst.Subscript):
+            return self.on_host(node.value)  # an item of host data (`state["step"]`)
         if isinstance(node, cst.Call):
             func = node.func
             if isinstance(func, cst.Attribute):
@@ -660,7 +662,11 @@ class Walker:
                 if parts is None or not self.scope.is_module(parts[0]):
                     return func.attr.value in self.index.host_results
             qualified = self.qualified(func)
-            return qualified is not None and qualified.split(".", 1)[0] in self.index.host_modules
+            if qualified is None:
+                return False
+            if qualified in self.index.host_constructors:
+                return _made_on_host(qualified, node)
+            return qualified.split(".", 1)[0] in self.index.host_modules
         return False
 
     def _walk_target(self, target: cst.BaseExpression) -> None:
@@ -1187,6 +1193,18 @@ def _is_periodic(test: cst.BaseExpression) -> bool:
         if isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Modulo) and isinstance(right, cst.Integer) and right.value == "0":
             return True
     return False
+
+
+def _made_on_host(qualified: str, call: cst.Call) -> bool:
+    """A constructor call with no `device=` makes its tensor on the host; `torch.load`
+    only when told `map_location="cpu"` (else tensors go back where they were saved)."""
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    if "device" in keywords:
+        return False
+    if qualified == "torch.load":
+        where = keywords.get("map_location")
+        return isinstance(where, cst.SimpleString) and where.evaluated_value == "cpu"
+    return True
 
 
 def _host_annotation(walker: Walker, annotation: cst.BaseExpression) -> bool:
