@@ -226,30 +226,35 @@ def write_csv(rows: list[dict[str, str]], path: Path) -> None:
 
 # ---------------------------------------------------------------- summarize
 
-_HEAD = re.compile(r"^### (\d+)\. (\S+) · (.+?) · (\S+)")
-_META = re.compile(r"severity: (\S+) \| category: (\S+) \| role: (\S*)")
+_HEAD = re.compile(r"^### (\d+)\. (\S+) · (.+?):(\d*) · (\S+)(?: (\S+))?")
+_META = re.compile(r"severity: (\S+) \| category: (\S+) \| role: (\S*)(?: \| guarded: (\S*))?(?: \| confidence: (\S*))?")
 
 
 def read_markdown(path: Path) -> list[dict[str, str]]:
     rows: list[dict[str, str]] = []
     cur: dict[str, str] | None = None
     in_code = False
+    code: list[str] = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.startswith("```"):
-            in_code = not in_code
+            if in_code and cur is not None:
+                cur["context"] = "\n".join(code)
+            in_code, code = not in_code, []
             continue
         if in_code:
+            code.append(line)
             continue
         m = _HEAD.match(line)
         if m:
-            cur = {"id": m[1], "repo": m[2], "path": m[3], "rule": m[4], "verdict": "", "note": ""}
+            cur = {"id": m[1], "repo": m[2], "path": m[3], "line": m[4], "rule": m[5], "name": m[6] or "",
+                   "verdict": "", "note": "", "context": ""}
             rows.append(cur)
             continue
         if cur is None:
             continue
         m = _META.match(line)
         if m:
-            cur.update(severity=m[1], category=m[2], role=m[3])
+            cur.update(severity=m[1], category=m[2], role=m[3], guarded=m[4] or "", confidence=m[5] or "")
         elif line.startswith("verdict:"):
             cur["verdict"] = line[len("verdict:"):].strip()
         elif line.startswith("note:"):

@@ -59,22 +59,6 @@ def test_performance_notes_about_tests_are_not_reported(tmp_path: Path) -> None:
     assert found(tmp_path / "b", code.replace("def test_sum", "def total"), path="pkg/total.py", rules=("HS001",)) == [("HS001", 5, 14, "info", False)]
 
 
-def test_an_unsupported_op_once_at_set_up_is_a_note(tmp_path: Path) -> None:
-    code = """\
-        import torch
-
-        class Model(torch.nn.Module):
-            def __init__(self, a):
-                super().__init__()
-                self.w = torch.linalg.eig(a)
-
-            def forward(self, a):
-                return torch.linalg.eig(a)
-        """
-    rows = found(tmp_path, code, rules=("UO138",))
-    assert [(line, severity) for _, line, _, severity, _ in rows] == [(6, "info"), (9, "minor")]
-
-
 def test_set_up_in_a_train_function_is_not_per_step(tmp_path: Path) -> None:
     code = """\
         import torch
