@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import re
 
-ROLES = ("library", "script", "test", "example", "benchmark", "docs")
-
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("test", re.compile(r"(^|/)(tests?|testing|unittests?|stubs?)/|^\.github/|_stub_tests?\.py$|(^|/)test_[^/]*$|_tests?\.py$|(^|/)tests?\.py$|(^|/)conftest\.py$")),
     ("benchmark", re.compile(r"(^|/)(benchmarks?|bench|perf)/|(^|/)bench_[^/]*$")),

@@ -82,24 +82,24 @@ class Segment:
     kind: SegmentKind = "text"
 
 
-def _t(text: str) -> Segment:
+def text_part(text: str) -> Segment:
     return Segment(text)
 
 
-def _c(text: str) -> Segment:
+def code_part(text: str) -> Segment:
     return Segment(text, "code")
 
 
-def _r(pattern: str) -> Segment:
+def regex_part(pattern: str) -> Segment:
     return Segment(pattern, "regex")
 
 
-def _listed(items: Sequence[str], wrap: Callable[[str], Segment] = _c, last: str = " or ") -> list[Segment]:
+def _listed(items: Sequence[str], wrap: Callable[[str], Segment] = code_part, last: str = " or ") -> list[Segment]:
     """`a`, `b` or `c`."""
     out: list[Segment] = []
     for index, item in enumerate(items):
         if index:
-            out.append(_t(last if index == len(items) - 1 else ", "))
+            out.append(text_part(last if index == len(items) - 1 else ", "))
         out.append(wrap(item))
     return out
 
@@ -114,21 +114,21 @@ def _argument(arg: ArgConstraint) -> list[Segment]:
     """How one `args` entry reads: `with device_type= (or the 1st argument) matching "cuda"`."""
     names: list[Segment] = []
     if arg.name is not None:
-        names.append(_c(f"{arg.name}="))
+        names.append(code_part(f"{arg.name}="))
     if arg.position is not None:
         ordinal = f"{_ordinal(arg.position)} argument"
-        names.append(_t(f" (or the {ordinal})" if names else f"a {ordinal}"))
+        names.append(text_part(f" (or the {ordinal})" if names else f"a {ordinal}"))
     if arg.missing:
-        return [_t("without "), *names]
+        return [text_part("without "), *names]
     if arg.value is None:
-        return [_t("with "), *names]
-    return [_t("with "), *names, _t(" matching "), _r(arg.value.pattern)]
+        return [text_part("with "), *names]
+    return [text_part("with "), *names, text_part(" matching "), regex_part(arg.value.pattern)]
 
 
 def _arguments(args: Iterable[ArgConstraint]) -> list[Segment]:
     out: list[Segment] = []
     for index, arg in enumerate(args):
-        out.extend([_t(" and " if index else " "), *_argument(arg)])
+        out.extend([text_part(" and " if index else " "), *_argument(arg)])
     return out
 
 
@@ -136,53 +136,53 @@ def describe_matcher(matcher: Matcher) -> list[Segment]:
     """One matcher as a phrase: `call torch.cuda.synchronize`, `dependency flash-attn`."""
     kind, patterns = matcher.kind, matcher.patterns
     if kind == "call":
-        return [_t("call "), *_listed(patterns), *_arguments(matcher.args)]
+        return [text_part("call "), *_listed(patterns), *_arguments(matcher.args)]
     if kind == "reference":
         if matcher.exact:
-            return [_t("reference to "), *_listed(patterns), _t(" (the name itself, not a longer one)")]
+            return [text_part("reference to "), *_listed(patterns), text_part(" (the name itself, not a longer one)")]
         if matcher.residual:
-            return [_t("reference to "), *_listed(patterns), _t(" (the name or a longer one, except where another rule's pattern claims it)")]
-        return [_t("reference to "), *_listed(patterns), _t(" (any use of the name or a longer one)")]
+            return [text_part("reference to "), *_listed(patterns), text_part(" (the name or a longer one, except where another rule's pattern claims it)")]
+        return [text_part("reference to "), *_listed(patterns), text_part(" (any use of the name or a longer one)")]
     if kind == "import":
-        return [_t("import of "), *_listed(patterns), _t(" (or a submodule)")]
+        return [text_part("import of "), *_listed(patterns), text_part(" (or a submodule)")]
     if kind == "decorator":
-        return [_t("decorator "), *_listed([f"@{p}" for p in patterns]), *_arguments(matcher.args)]
+        return [text_part("decorator "), *_listed([f"@{p}" for p in patterns]), *_arguments(matcher.args)]
     if kind == "method":
-        out = [_t("method "), *_listed([f".{p}()" for p in patterns])]
+        out = [text_part("method "), *_listed([f".{p}()" for p in patterns])]
         if matcher.arity is not None:
-            out.append(_t(f" with {matcher.arity} argument{'' if matcher.arity == 1 else 's'}"))
+            out.append(text_part(f" with {matcher.arity} argument{'' if matcher.arity == 1 else 's'}"))
         return out + _arguments(matcher.args)
     if kind == "attribute":
-        return [_t("attribute "), *_listed([f".{p}" for p in patterns])]
+        return [text_part("attribute "), *_listed([f".{p}" for p in patterns])]
     if kind == "keyword":
-        out = [_t("keyword "), *_listed([f"{p}=" for p in patterns])]
+        out = [text_part("keyword "), *_listed([f"{p}=" for p in patterns])]
         if matcher.value is not None:
-            out += [_t(" with a value matching "), _r(matcher.value.pattern)]
+            out += [text_part(" with a value matching "), regex_part(matcher.value.pattern)]
         if matcher.in_call:
-            out += [_t(" in calls to "), *_listed(matcher.in_call)]
+            out += [text_part(" in calls to "), *_listed(matcher.in_call)]
         return out
     if kind == "string":
         pattern = matcher.regex.pattern if matcher.regex is not None else ""
-        return [_t("string "), _r(pattern), _t(f" in {'/'.join(matcher.contexts)} contexts")]
+        return [text_part("string "), regex_part(pattern), text_part(f" in {'/'.join(matcher.contexts)} contexts")]
     if kind == "native":
         pattern = matcher.regex.pattern if matcher.regex is not None else ""
-        out = [_t("C/C++/CUDA code matching "), _r(pattern)]
+        out = [text_part("C/C++/CUDA code matching "), regex_part(pattern)]
         if matcher.files:
-            out += [_t(" in files "), *_listed(matcher.files)]
+            out += [text_part(" in files "), *_listed(matcher.files)]
         return out
     if kind == "dependency":
-        out = [_t("dependency "), *_listed(patterns)]
+        out = [text_part("dependency "), *_listed(patterns)]
         if matcher.regex is not None:
-            out += [_t(" with a version or URL matching "), _r(matcher.regex.pattern)]
+            out += [text_part(" with a version or URL matching "), regex_part(matcher.regex.pattern)]
         return out
     if kind == "file":
-        out = [_t("file "), *_listed(patterns)]
+        out = [text_part("file "), *_listed(patterns)]
         if matcher.regex is not None:
-            out += [_t(" with a line matching "), _r(matcher.regex.pattern)]
+            out += [text_part(" with a line matching "), regex_part(matcher.regex.pattern)]
             if matcher.keep_comments:
-                out.append(_t(" (comment lines included)"))
+                out.append(text_part(" (comment lines included)"))
         return out
-    return [_t(kind + " "), *_listed(patterns)]
+    return [text_part(kind + " "), *_listed(patterns)]
 
 
 def describe_where(rule: Rule) -> list[Segment] | None:
@@ -192,20 +192,20 @@ def describe_where(rule: Rule) -> list[Segment] | None:
         return None
     places: list[list[Segment]] = []
     if where.loop:
-        places.append([_t("inside a loop")])
+        places.append([text_part("inside a loop")])
     if where.functions:
-        places.append([_t("in a function named "), *_listed(where.functions)])
+        places.append([text_part("in a function named "), *_listed(where.functions)])
     if where.decorated:
-        places.append([_t("in a function decorated with "), *_listed([f"@{d}" for d in where.decorated])])
-    out: list[Segment] = [_t(f"{rule.severity} ")]
+        places.append([text_part("in a function decorated with "), *_listed([f"@{d}" for d in where.decorated])])
+    out: list[Segment] = [text_part(f"{rule.severity} ")]
     for index, place in enumerate(places):
         if index:
-            out.append(_t(", " if index < len(places) - 1 else " or "))
+            out.append(text_part(", " if index < len(places) - 1 else " or "))
         out.extend(place)
     if where.otherwise == "skip":
-        out.append(_t("; not reported elsewhere."))
+        out.append(text_part("; not reported elsewhere."))
     else:
-        out.append(_t(f"; {where.otherwise} elsewhere."))
+        out.append(text_part(f"; {where.otherwise} elsewhere."))
     return out
 
 
