@@ -44,7 +44,6 @@ not a list.
 
 from __future__ import annotations
 
-import bisect
 import difflib
 import glob
 import json
@@ -62,6 +61,7 @@ import pathspec
 
 from tpucheck.findings import SEVERITIES
 from tpucheck.formats import FORMAT_NAMES
+from tpucheck.textpos import TomlLocator, toml_syntax_error
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -273,7 +273,7 @@ def _load_file(path: Path, formats: Iterable[str] | None) -> Config:
     except (ValueError, RecursionError) as exc:
         message, line = _syntax_problem(exc, text)
         return _file_problem(path, message, line)
-    locator = _Locator(text)
+    locator = TomlLocator(text)
     if path.name != PYPROJECT:
         return _Checker(path, (), locator, formats).run(document)
     if not _has_table(document):
@@ -284,26 +284,20 @@ def _load_file(path: Path, formats: Iterable[str] | None) -> Config:
     return _Checker(path, TABLE, locator, formats).run(settings)
 
 
-_AT_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
-
-
 def _syntax_problem(exc: BaseException, text: str) -> tuple[str, int | None]:
-    if isinstance(exc, RecursionError):
-        return "invalid TOML: nested too deeply", None
-    message = " ".join(str(exc).split())
-    position = _AT_POSITION.search(message)
-    if position:
-        return f"invalid TOML: {message[: position.start()]} (column {position.group(2)})", int(position.group(1))
-    if message.endswith("(at end of document)"):
-        return f"invalid TOML: {message.removesuffix('(at end of document)').rstrip()} at the end of the file", text.rstrip().count("\n") + 1
-    return f"invalid TOML: {message}", getattr(exc, "lineno", None)
+    error = toml_syntax_error(exc, text)
+    if error.column is not None:
+        return f"invalid TOML: {error.detail} (column {error.column})", error.line
+    if error.at_end:
+        return f"invalid TOML: {error.detail} at the end of the file", error.line
+    return f"invalid TOML: {error.detail}", error.line
 
 
 class _Checker:
     """Validates one settings table, collecting values and problems so that each key's
     check stays a small function that either returns a value or raises `_Invalid`."""
 
-    def __init__(self, path: Path, prefix: tuple[str, ...], locator: _Locator, formats: Iterable[str] | None) -> None:
+    def __init__(self, path: Path, prefix: tuple[str, ...], locator: TomlLocator, formats: Iterable[str] | None) -> None:
         self.path = path
         self.directory = path.parent
         self.display = _display(path)
@@ -582,111 +576,6 @@ def _show(value: object, limit: int = 60) -> str:
     """The value as TOML spells it (a user wrote `true`, not `True`), kept short."""
     text = _toml_text(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-# --------------------------------------------------------------------------- positions
-
-
-_BARE = r"[A-Za-z0-9_-]+"
-_BASIC = r'"(?:[^"\\\n]|\\.)*"'
-_LITERAL = r"'[^'\n]*'"
-_KEY_PART = re.compile(rf"{_BARE}|{_BASIC}|{_LITERAL}")
-_DOTTED = rf"(?:{_BARE}|{_BASIC}|{_LITERAL})(?:[ \t]*\.[ \t]*(?:{_BARE}|{_BASIC}|{_LITERAL}))*"
-_HEADER = re.compile(rf"\[\[?[ \t]*({_DOTTED})[ \t]*\]\]?")
-_KEY_VALUE = re.compile(rf"({_DOTTED})[ \t]*=")
-_SKIP = re.compile(
-    r'"""(?:\\.|[^\\])*?"""(?:""?)?'  # multi-line basic string (up to two quotes may end it)
-    r"|'''[\s\S]*?'''(?:''?)?"  # multi-line literal string
-    rf"|{_BASIC}|{_LITERAL}"
-    r"|#[^\n]*"  # comment
-)
-
-
-def _key_path(dotted: str) -> tuple[str, ...]:
-    return tuple(_unquote(part) for part in _KEY_PART.findall(dotted))
-
-
-def _unquote(part: str) -> str:
-    if part[:1] == "'":
-        return part[1:-1]
-    if part[:1] == '"':
-        try:
-            return str(tomllib.loads(f"k = {part}")["k"])
-        except ValueError:
-            return part[1:-1]
-    return part
-
-
-class _Locator:
-    """Where keys and values were written. Only run on text tomllib accepted, so it can
-    stay simple: it skips strings and comments, tracks brackets so that a value spanning
-    lines is one statement, and records each `[header]` and `key =` starting one."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.newlines = [at for at, char in enumerate(text) if char == "\n"]
-        self.spots: dict[tuple[str, ...], tuple[int, int]] = {}
-        """path -> (start of the key or header, end of its value)"""
-        self._scan()
-
-    def _scan(self) -> None:
-        text, pos, depth = self.text, 0, 0
-        table: tuple[str, ...] = ()
-        statement, open_key = True, None
-        while pos < len(text):
-            char = text[pos]
-            if char == "\n" and depth == 0:
-                self._close(open_key, pos)
-                statement, open_key = True, None
-            if char in " \t\r\n":
-                pos += 1
-                continue
-            if statement and depth == 0:
-                statement = False
-                found = (_HEADER if char == "[" else _KEY_VALUE).match(text, pos)
-                if found:
-                    path = _key_path(found.group(1))
-                    for size in range(1, len(path)):  # `[a.b]` and `a.b = 1` write `a` too
-                        self.spots.setdefault((() if char == "[" else table) + path[:size], (pos, found.end()))
-                    if char == "[":
-                        table = path
-                        self.spots.setdefault(path, (pos, found.end()))
-                    elif table + path not in self.spots:
-                        open_key = table + path
-                        self.spots[open_key] = (pos, len(text))
-                    pos = found.end()
-                    continue
-            skipped = _SKIP.match(text, pos) if char in "\"'#" else None
-            if skipped:
-                pos = skipped.end()
-                continue
-            depth += (char in "[{") - (char in "]}")
-            pos += 1
-        self._close(open_key, len(text))
-
-    def _close(self, key: tuple[str, ...] | None, end: int) -> None:
-        if key is not None:
-            self.spots[key] = (self.spots[key][0], end)
-
-    def _line(self, offset: int) -> int:
-        return bisect.bisect_left(self.newlines, offset) + 1
-
-    def line_of(self, path: tuple[str, ...]) -> int | None:
-        """The line of `path`, or of its nearest written parent (an inline table's keys
-        are not recorded: their table's line is close enough)."""
-        for size in range(len(path), 0, -1):
-            spot = self.spots.get(path[:size])
-            if spot is not None:
-                return self._line(spot[0])
-        return None
-
-    def item_line(self, path: tuple[str, ...], item: str) -> int | None:
-        """The line of a string inside the value of `path` (an array may span lines)."""
-        spot = self.spots.get(path)
-        if spot is None:
-            return self.line_of(path)
-        hits = [at for quoted in (json.dumps(item, ensure_ascii=False), f"'{item}'") if (at := self.text.find(quoted, *spot)) >= 0]
-        return self._line(min(hits) if hits else spot[0])
 
 
 # --------------------------------------------------------------------------- per-file ignores

@@ -21,7 +21,6 @@ import ast
 import re
 import sys
 import warnings
-from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +31,7 @@ import yaml
 from tpucheck.manifest_names import is_manifest as is_manifest  # re-exported: the parsers answer for their names
 from tpucheck.manifest_names import manifest_format
 from tpucheck.names import normalize_package
+from tpucheck.textpos import YAML_LINE_BREAKS, LineIndex, TomlLocator, toml_syntax_error
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -115,58 +115,12 @@ normalize_name = normalize_package
 """PEP 503: the one spelling under which `Flash_Attn` and `flash-attn` are equal."""
 
 
-_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
-_YAML_LINE_BREAKS = re.compile(r"\r\n|[\r\n\x85\u2028\u2029]")
-
-
-class _Text:
-    """Offsets <-> (line, column) for one text.
-
-    The default newline set is Python's (\\r\\n, \\r, \\n), which is what `ast` counts;
-    YAML files use PyYAML's wider set so that its marks map back to the same place.
-    """
-
-    def __init__(self, text: str, breaks: re.Pattern[str] = _LINE_BREAKS) -> None:
-        self.text = text
-        self.breaks = breaks
-        self.starts = [0] + [m.end() for m in breaks.finditer(text)]
-
-    def pos(self, offset: int) -> tuple[int, int]:
-        index = bisect_right(self.starts, offset) - 1
-        return index + 1, offset - self.starts[index] + 1
-
-    def line_text(self, line: int) -> str:
-        """Line `line` (1-based) without its line break."""
-        start = self.starts[line - 1]
-        end = self.starts[line] if line < len(self.starts) else len(self.text)
-        content = self.text[start:end]
-        found = self.breaks.search(content)
-        return content[: found.start()] if found else content
-
-    def lines(self) -> list[str]:
-        return [self.line_text(n) for n in range(1, len(self.starts) + 1)]
-
-    def offset(self, line: int, column: int) -> int:
-        return self.starts[line - 1] + column - 1
-
-    def line_span(self, line: int) -> tuple[int, int]:
-        """The stripped content of a line as an offset range: the fallback position when
-        an entry cannot be pinned down more precisely."""
-        content = self.line_text(line)
-        start = self.starts[line - 1]
-        stripped = content.strip()
-        if not stripped:
-            return start, start
-        lead = len(content) - len(content.lstrip())
-        return start + lead, start + lead + len(stripped)
-
-
 def _make(
-    t: _Text, parsed: tuple[str, str, str], raw: str, ecosystem: str, start: int, end: int, extra: str | None = None
+    t: LineIndex, parsed: tuple[str, str, str], raw: str, ecosystem: str, start: int, end: int, extra: str | None = None
 ) -> Requirement:
     kind, name, spec = parsed
-    line, column = t.pos(start)
-    end_line, end_column = t.pos(end)
+    line, column = t.position(start)
+    end_line, end_column = t.position(end)
     return Requirement(kind, name, spec, raw.strip(), ecosystem, line, column, end_line, end_column, extra)
 
 
@@ -337,7 +291,7 @@ def _name_from_location(location: str) -> str | None:
 # --------------------------------------------------------------------------- requirements.txt
 
 
-def _logical_lines(t: _Text) -> Iterator[tuple[str, list[int]]]:
+def _logical_lines(t: LineIndex) -> Iterator[tuple[str, list[int]]]:
     """pip's line joining: a line ending in a backslash continues on the next one.
 
     Yields the joined text with, for every character, its offset in the file, so
@@ -366,7 +320,7 @@ def _logical_lines(t: _Text) -> Iterator[tuple[str, list[int]]]:
 
 
 def _parse_requirements_txt(text: str) -> list[Requirement]:
-    t = _Text(text)
+    t = LineIndex(text)
     found: list[Requirement] = []
     for joined, offsets in _logical_lines(t):
         content = _strip_comment(joined)
@@ -384,163 +338,6 @@ def _parse_requirements_txt(text: str) -> list[Requirement]:
 
 # --------------------------------------------------------------------------- pyproject.toml
 
-_KEY_PART = r"(?:[A-Za-z0-9_-]+|\"[^\"\n]*\"|'[^'\n]*')"
-_HEADER_RE = re.compile(
-    rf"^[ \t]*(\[\[?)[ \t]*({_KEY_PART}(?:[ \t]*\.[ \t]*{_KEY_PART})*)[ \t]*\]\]?[ \t]*(?:#[^\r\n]*)?\r?$",
-    re.MULTILINE,
-)
-
-
-@dataclass(slots=True)
-class _Header:
-    start: int
-    """Offset of the header line's first character."""
-    path: tuple[str, ...]
-
-
-@dataclass(slots=True)
-class _Anchor:
-    start: int
-    """Where to start searching for the entries."""
-    end: int
-    """Where the table ends (the next header): entries are never searched past it."""
-    fallback: int
-    """Offset of the line used when an entry is not found (key line or header line)."""
-
-
-def _key_alternatives(key: str) -> str:
-    escaped = re.escape(key)
-    return rf"(?:{escaped}|\"{escaped}\"|'{escaped}')"
-
-
-class _TomlLocator:
-    """Finds where `tomllib`'s values were written, since it reports no positions.
-
-    Each entry is searched as its quoted form inside its own table, after its own key,
-    skipping occurrences already handed out: so the same string in two places gets two
-    positions, and a string elsewhere in the file is never mistaken for it.
-    """
-
-    def __init__(self, text: str) -> None:
-        self.t = _Text(text)
-        self.text = text
-        self.used: set[int] = set()
-        self.headers: list[_Header] = []
-        for match in _HEADER_RE.finditer(text):
-            parts = re.findall(_KEY_PART, match.group(2))
-            path = tuple(p[1:-1] if p[:1] in "\"'" else p for p in parts)
-            self.headers.append(_Header(match.start(), path))
-
-    def _region_end(self, start: int) -> int:
-        for header in self.headers:
-            if header.start > start:
-                return header.start
-        return len(self.text)
-
-    def anchor(self, table: tuple[str, ...], keys: tuple[str, ...] = (), occurrence: int = 0) -> _Anchor:
-        """Position just after `table` + `keys`, however the file spelled them: a
-        `[table]` header, a parent header with dotted keys, or an inline table."""
-        start, rest, found_header = 0, table + keys, False
-        for size in range(len(table), 0, -1):
-            matching = [h for h in self.headers if h.path == table[:size]]
-            if matching:
-                pick = occurrence if size == len(table) else 0
-                start = matching[min(pick, len(matching) - 1)].start
-                rest = table[size:] + keys
-                found_header = True
-                break
-        if found_header:
-            end = self._region_end(start)
-        else:  # root-level (dotted) keys must come before the first header
-            end = self.headers[0].start if self.headers else len(self.text)
-        cursor, fallback = start, start
-        for key in rest:
-            pattern = re.compile(rf"(?:^|(?<=[\s{{,.]))({_key_alternatives(key)})[ \t]*[=.]", re.MULTILINE)
-            found = pattern.search(self.text, cursor, end)
-            if found:
-                fallback = found.start(1)
-                cursor = found.end()
-        return _Anchor(cursor, end, fallback)
-
-    def find_string(self, value: str, start: int, end: int) -> tuple[int, int] | None:
-        """Content range of the first unused quoted occurrence of `value`."""
-        escaped = (
-            value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-        )
-        forms = [escaped]
-        if "'" not in value and "\n" not in value:
-            forms.append(value)
-        quotes = ['"', "'"]
-        best: tuple[int, int] | None = None
-        for form, quote in zip(forms, quotes):
-            needle = quote + form + quote
-            at = self.text.find(needle, start, end)
-            while at >= 0 and at + 1 in self.used:
-                at = self.text.find(needle, at + 1, end)
-            if at >= 0 and (best is None or at + 1 < best[0]):
-                best = (at + 1, at + 1 + len(form))
-        if best is not None:
-            self.used.add(best[0])
-        return best
-
-    def find_key_line(self, key: str, start: int, end: int) -> tuple[int, int] | None:
-        """Range of a `key = value` line (comment excluded), for poetry-style tables
-        whose entries are keys; just the key when it sits inside an inline table."""
-        alternatives = _key_alternatives(key)
-        at_line_start = re.compile(rf"^[ \t]*({alternatives})[ \t]*=", re.MULTILINE)
-        anywhere = re.compile(rf"(?:^|(?<=[\s{{,]))({alternatives})[ \t]*=", re.MULTILINE)
-        for pattern, whole_line in ((at_line_start, True), (anywhere, False)):
-            pos = start
-            while True:
-                found = pattern.search(self.text, pos, end)
-                if not found:
-                    break
-                key_start = found.start(1)
-                if key_start in self.used:
-                    pos = found.end()
-                    continue
-                self.used.add(key_start)
-                if not whole_line:
-                    return key_start, found.end(1)
-                line, _ = self.t.pos(key_start)
-                line_end = self.t.starts[line - 1] + len(self.t.line_text(line))
-                rest = _strip_toml_comment(self.text[key_start:line_end]).rstrip()
-                return key_start, key_start + len(rest)
-        return None
-
-    def fallback_span(self, offset: int) -> tuple[int, int]:
-        line, _ = self.t.pos(offset)
-        return self.t.line_span(line)
-
-
-def _strip_toml_comment(line: str) -> str:
-    quote: str | None = None
-    escaped = False
-    for index, char in enumerate(line):
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\" and quote == '"':
-                escaped = True
-            elif char == quote:
-                quote = None
-        elif char in "\"'":
-            quote = char
-        elif char == "#":
-            return line[:index]
-    return line
-
-
-def _toml_error_line(exc: Exception, text: str) -> int | None:
-    message = str(exc)
-    found = re.search(r"at line (\d+)", message)
-    if found:
-        return int(found.group(1))
-    if "end of document" in message:
-        return max(1, len(_Text(text).starts))
-    return None
-
-
 def _as_table(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -554,13 +351,13 @@ def _parse_pyproject(text: str) -> list[Requirement]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         # The position goes into `line`; the message stays one short line for reports.
-        message = re.sub(r"\s*\(at [^)]*\)\s*$", "", str(exc))
-        raise ManifestError(f"invalid TOML: {message}", _toml_error_line(exc, text)) from None
+        error = toml_syntax_error(exc, text)
+        raise ManifestError(f"invalid TOML: {error.detail}", error.line) from None
     except RecursionError:
         raise ManifestError("invalid TOML: nested too deeply") from None
     except ValueError as exc:  # not a TOMLDecodeError: e.g. an integer over int()'s digit limit
         raise ManifestError(f"invalid TOML: {str(exc).splitlines()[0] if str(exc) else 'bad value'}") from None
-    loc = _TomlLocator(text)
+    loc = TomlLocator(text)
     found: list[Requirement] = []
 
     def pep508(table: tuple[str, ...], keys: tuple[str, ...], values: Any, extra: str | None = None) -> None:
@@ -577,14 +374,14 @@ def _parse_pyproject(text: str) -> list[Requirement]:
                 span = loc.fallback_span(anchor.fallback)
             else:
                 cursor = span[1]
-            found.append(_make(loc.t, parsed, value, "pip", *span, extra=extra))
+            found.append(_make(loc.index, parsed, value, "pip", *span, extra=extra))
 
     def index(table: tuple[str, ...], keys: tuple[str, ...], url: Any, occurrence: int = 0) -> None:
         if not isinstance(url, str) or not url.strip():
             return
         anchor = loc.anchor(table, keys, occurrence)
         span = loc.find_string(url, anchor.start, anchor.end) or loc.fallback_span(anchor.fallback)
-        found.append(_make(loc.t, ("index", "", url.strip()), url, "pip", *span))
+        found.append(_make(loc.index, ("index", "", url.strip()), url, "pip", *span))
 
     project = _as_table(data.get("project"))
     pep508(("project",), ("dependencies",), project.get("dependencies"))
@@ -621,7 +418,7 @@ def _parse_pyproject(text: str) -> list[Requirement]:
             extra = group_extra
             if extra is None and _poetry_optional(value):
                 extra = poetry_extras.get(name, "optional")
-            found.append(_make(loc.t, ("package", name, spec), raw, "pip", *span, extra=extra))
+            found.append(_make(loc.index, ("package", name, spec), raw, "pip", *span, extra=extra))
     for number, source in enumerate(_as_list(poetry.get("source"))):
         index(("tool", "poetry", "source"), ("url",), _as_table(source).get("url"), number)
 
@@ -680,7 +477,7 @@ class _SetupReader:
 
     def __init__(self, text: str, tree: ast.Module) -> None:
         self.text = text
-        self.t = _Text(text)
+        self.t = LineIndex(text)
         self.steps = 0
         self.bindings: dict[str, list[tuple[int, ast.expr]]] = {}
         for statement in tree.body:
@@ -840,7 +637,7 @@ def _parse_setup_cfg(text: str) -> list[Requirement]:
     written on the key line alone is split at ';' (setuptools does that too), except
     that a ';' starting an environment marker is kept with its requirement.
     """
-    t = _Text(text)
+    t = LineIndex(text)
     found: list[Requirement] = []
     section: str | None = None
     collecting = False
@@ -936,7 +733,7 @@ def _yaml_error_line(exc: yaml.YAMLError, text: str) -> int | None:
         mark = exc.problem_mark or exc.context_mark
         return mark.line + 1 if mark is not None else None
     if isinstance(exc, yaml.reader.ReaderError):
-        return _Text(text).pos(min(exc.position, len(text)))[0]
+        return LineIndex(text).position(min(exc.position, len(text)))[0]
     return None
 
 
@@ -951,7 +748,7 @@ def _yaml_error_message(exc: yaml.YAMLError) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
-def _scalar_span(t: _Text, node: yaml.ScalarNode) -> tuple[int, int]:
+def _scalar_span(t: LineIndex, node: yaml.ScalarNode) -> tuple[int, int]:
     """The scalar's text; for a one-line quoted scalar, inside the quotes (as for TOML
     and Python strings)."""
     start = t.offset(node.start_mark.line + 1, node.start_mark.column + 1)
@@ -990,7 +787,7 @@ def _parse_conda_env(text: str) -> list[Requirement]:
             loader.dispose()
     if root is None:
         return []
-    t = _Text(text, _YAML_LINE_BREAKS)
+    t = LineIndex(text, YAML_LINE_BREAKS)
     found: list[Requirement] = []
     for dependencies in _mapping_get(root, "dependencies"):
         for item in _string_items(dependencies):
