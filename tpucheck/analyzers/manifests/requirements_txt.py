@@ -1,0 +1,55 @@
+"""requirements*.txt: pip's line joining and options, positions kept across joins."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from tpucheck.analyzers.manifests.model import Requirement, make_requirement, strip_comment
+from tpucheck.analyzers.manifests.pip import parse_pip_line
+from tpucheck.textpos import LineIndex
+
+
+def _logical_lines(t: LineIndex) -> Iterator[tuple[str, list[int]]]:
+    """pip's line joining: a line ending in a backslash continues on the next one.
+
+    Yields the joined text with, for every character, its offset in the file, so
+    positions survive the joining.
+    """
+    chars: list[str] = []
+    offsets: list[int] = []
+    for number, content in enumerate(t.lines(), start=1):
+        base = t.starts[number - 1]
+        is_comment = re.match(r"\s*#", content) is not None
+        if is_comment:
+            # A comment ends a continuation and contributes nothing.
+            if chars:
+                yield "".join(chars), offsets
+                chars, offsets = [], []
+            continue
+        continued = content.endswith("\\")
+        piece = content.rstrip("\\") if continued else content
+        chars.extend(piece)
+        offsets.extend(range(base, base + len(piece)))
+        if not continued:
+            yield "".join(chars), offsets
+            chars, offsets = [], []
+    if chars:
+        yield "".join(chars), offsets
+
+
+def parse_requirements_txt(text: str) -> list[Requirement]:
+    t = LineIndex(text)
+    found: list[Requirement] = []
+    for joined, offsets in _logical_lines(t):
+        content = strip_comment(joined)
+        stripped = content.strip()
+        if not stripped:
+            continue
+        parsed = parse_pip_line(stripped, allow_options=True)
+        if parsed is None:
+            continue
+        first = len(content) - len(content.lstrip())
+        last = first + len(stripped) - 1
+        found.append(make_requirement(t, parsed, stripped, "pip", offsets[first], offsets[last] + 1))
+    return found
