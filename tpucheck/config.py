@@ -26,9 +26,8 @@ ConfigProblem
     `str()` is one line: `pyproject.toml:12: [tool.tpucheck] fail-under: expected a
     number from 0 to 100, got "80"`; without a line, `file: ...`; file-level problems
     (unreadable, syntax) have no key: `tpucheck.toml:3: invalid TOML: ...`.
-init_config_text(*, pyproject=False) -> str
-write_init(directory, *, pyproject=None, force=False) -> Path
-    Raises `InitError` (or its subclass `ConfigExists`), one-line messages.
+
+`tpucheck init`'s starter config is written by `tpucheck.init_template`.
 
 Keys and what a valid value becomes: `select`, `ignore` (lists of rule refs);
 `per-file-ignores` (table: gitignore glob -> list of rule refs; a bad entry is dropped
@@ -135,7 +134,7 @@ class Config:
         must not stop the scan. A `select` left empty becomes unset (all rules), a
         per-file-ignores entry left empty is dropped.
         """
-        display = "" if self.path is None else _display(self.path)
+        display = "" if self.path is None else display_path(self.path)
         lines = {(key, ref): line for key, ref, line in self.rule_ref_lines}
         problems = list(self.problems)
 
@@ -158,14 +157,6 @@ class Config:
             per_file_ignores=per_file,
             problems=tuple(problems),
         )
-
-
-class InitError(Exception):
-    """`tpucheck init` cannot write the starter config; the message is one line."""
-
-
-class ConfigExists(InitError):
-    """A config is already there and writing one would clobber or shadow it."""
 
 
 class _Invalid(Exception):
@@ -194,7 +185,7 @@ def find_config(start: Path) -> Path | None:
         if own.is_file():
             return own
         pyproject = directory / PYPROJECT
-        if pyproject.is_file() and _declares_table(pyproject):
+        if pyproject.is_file() and declares_table(pyproject):
             return pyproject
     return None
 
@@ -206,7 +197,7 @@ _TABLE_TEXT = re.compile(
 )
 
 
-def _declares_table(pyproject: Path) -> bool:
+def declares_table(pyproject: Path) -> bool:
     """Whether the file is meant as tpucheck's config. A file TOML cannot parse counts
     when its text shows the table, so the user hears about the syntax error rather than
     having their settings silently ignored; one that cannot be read does not count."""
@@ -218,10 +209,10 @@ def _declares_table(pyproject: Path) -> bool:
         document = tomllib.loads(text)
     except (ValueError, RecursionError):
         return bool(_TABLE_TEXT.search(text))
-    return _has_table(document)
+    return has_table(document)
 
 
-def _has_table(document: dict[str, Any]) -> bool:
+def has_table(document: dict[str, Any]) -> bool:
     tool = document.get("tool")
     return isinstance(tool, dict) and "tpucheck" in tool
 
@@ -235,7 +226,7 @@ def _read(path: Path) -> str:
         raise _Unreadable(exc.strerror or str(exc)) from None
 
 
-def _display(path: Path) -> str:
+def display_path(path: Path) -> str:
     """Relative to the working directory when inside it, as the user would type it."""
     try:
         relative = os.path.relpath(path)
@@ -260,7 +251,7 @@ def load_config(start: Path | None = None, *, explicit: Path | None = None, form
 
 
 def _file_problem(path: Path, message: str, line: int | None = None) -> Config:
-    return Config(path=path, problems=(ConfigProblem(_display(path), line, "", message),))
+    return Config(path=path, problems=(ConfigProblem(display_path(path), line, "", message),))
 
 
 def _load_file(path: Path, formats: Iterable[str] | None) -> Config:
@@ -276,7 +267,7 @@ def _load_file(path: Path, formats: Iterable[str] | None) -> Config:
     locator = TomlLocator(text)
     if path.name != PYPROJECT:
         return _Checker(path, (), locator, formats).run(document)
-    if not _has_table(document):
+    if not has_table(document):
         return _file_problem(path, "no [tool.tpucheck] table")
     settings = document["tool"]["tpucheck"]
     if not isinstance(settings, dict):
@@ -300,7 +291,7 @@ class _Checker:
     def __init__(self, path: Path, prefix: tuple[str, ...], locator: TomlLocator, formats: Iterable[str] | None) -> None:
         self.path = path
         self.directory = path.parent
-        self.display = _display(path)
+        self.display = display_path(path)
         self.prefix = prefix
         self.locator = locator
         self._formats = None if formats is None else tuple(formats)
@@ -584,144 +575,3 @@ def _show(value: object, limit: int = 60) -> str:
 @lru_cache(maxsize=256)
 def _gitignore_spec(pattern: str) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines([pattern])
-
-
-# --------------------------------------------------------------------------- init
-
-
-_TEMPLATE = """\
-# Settings for tpucheck scans of this directory and everything below it.
-# Command-line options override them. Uncomment a line to use it.
-
-# Exit 1 on any finding at or above this severity: blocker, major, minor or info.
-fail-on = "blocker"
-
-# Exit 1 when the readiness score (0 to 100) is below this.
-# fail-under = 80
-
-# Only these rules: ids, id prefixes, names or categories.
-# select = ["CA", "custom-kernel", "host-sync"]
-
-# Leave out these rules (the same forms as select).
-# ignore = ["CA007", "cuda-nvtx"]
-
-# More paths to leave out of the scan, in .gitignore syntax.
-# exclude = ["third_party/", "legacy/**"]
-
-# Your own YAML rule files or directories, relative to this file (globs and ** allowed).
-# extend-rules = ["tpucheck-rules/*.yaml"]
-
-# What to judge against: "torchtpu" (PyTorch's native tpu device, the default).
-# Or "xla" (PyTorch/XLA), where host syncs and dynamic shapes weigh much more.
-# target = "xla"
-
-# Report format when --format is not given: @FORMATS@.
-# format = "markdown"
-
-# Worker processes (default: all cores).
-# jobs = 4
-
-# Files larger than this many bytes are listed as skipped instead of scanned.
-# max-file-size = 10000000
-
-# Seconds one file may take before it is given up on and listed under errors.
-# file-time-budget = 30
-
-# A baseline file (relative to this file) records today's findings.
-# Findings in it are still reported and scored; fail-on judges only new ones.
-# Write it with `tpucheck scan . --write-baseline .tpucheck-baseline.json`.
-# baseline = ".tpucheck-baseline.json"
-
-# Where the analysis cache is kept (relative to this file).
-# cache-dir = ".tpucheck_cache"
-
-# Set to false to turn the analysis cache off.
-# cache = false
-
-# Set to false to scan files that .gitignore excludes too.
-# respect-gitignore = false
-
-# Rules to leave out for some paths only: a .gitignore-style glob = [rules].
-# @PER_FILE_HEADER@
-# "tests/**" = ["host-sync"]
-# "scripts/*.py" = ["CA007", "cuda-api"]
-"""
-
-
-def init_config_text(*, pyproject: bool = False) -> str:
-    """The commented starter config: every key shown with an example, only the gate on.
-    For pyproject.toml it is a `[tool.tpucheck]` section to append."""
-    text = _TEMPLATE.replace("@FORMATS@", ", ".join(FORMAT_NAMES))
-    if pyproject:
-        return "[tool.tpucheck]\n" + text.replace("@PER_FILE_HEADER@", "[tool.tpucheck.per-file-ignores]")
-    return text.replace("@PER_FILE_HEADER@", "[per-file-ignores]")
-
-
-def write_init(directory: Path, *, pyproject: bool | None = None, force: bool = False) -> Path:
-    """Writes the starter config and returns its path.
-
-    `pyproject=None` appends to an existing pyproject.toml unless a tpucheck.toml is
-    there, else writes tpucheck.toml. Nothing is ever clobbered or shadowed silently:
-    an existing tpucheck.toml is overwritten only with `force`, a pyproject.toml that
-    already has the table is refused even with `force`, and a new tpucheck.toml next to
-    such a pyproject.toml (it would take precedence) needs `force`.
-    """
-    own, project = Path(directory) / CONFIG_FILE, Path(directory) / PYPROJECT
-    if pyproject is None:
-        pyproject = project.is_file() and not own.exists()
-    if pyproject:
-        return _append_to_pyproject(project, own)
-    return _write_own(own, project, force)
-
-
-def _append_to_pyproject(project: Path, own: Path) -> Path:
-    if os.path.lexists(own):
-        raise ConfigExists(f"{_display(own)} exists and would take precedence over {_display(project)}: edit it instead")
-    original = _original_bytes(project)
-    try:
-        document = tomllib.loads(original.decode("utf-8-sig"))
-    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-        raise InitError(f"cannot add to {_display(project)}: it is not valid TOML ({' '.join(str(exc).split())})") from None
-    if _has_table(document):
-        raise ConfigExists(f"{_display(project)} already has a [tool.tpucheck] table: edit it there")
-    newline = "\r\n" if b"\r\n" in original else "\n"
-    addition = (_separator(original, newline) + init_config_text(pyproject=True).replace("\n", newline)).encode("utf-8")
-    try:
-        tomllib.loads((original + addition).decode("utf-8-sig"))
-    except ValueError as exc:
-        raise InitError(f"cannot add [tool.tpucheck] to {_display(project)}: the result would not be valid TOML ({' '.join(str(exc).split())})") from None
-    try:
-        with open(project, "ab") as stream:
-            stream.write(addition)
-    except OSError as exc:
-        raise InitError(f"cannot write {_display(project)}: {exc.strerror or exc}") from None
-    return project
-
-
-def _original_bytes(project: Path) -> bytes:
-    if not os.path.lexists(project):
-        return b""
-    try:
-        return project.read_bytes()
-    except OSError as exc:
-        raise InitError(f"cannot read {_display(project)}: {exc.strerror or exc}") from None
-
-
-def _separator(original: bytes, newline: str) -> str:
-    """A blank line between the existing text and the new section, and no more."""
-    if not original or original.endswith((b"\n\n", b"\r\n\r\n")):
-        return ""
-    return newline if original.endswith(b"\n") else newline * 2
-
-
-def _write_own(own: Path, project: Path, force: bool) -> Path:
-    if os.path.lexists(own) and not force:
-        raise ConfigExists(f"{_display(own)} already exists (--force overwrites it)")
-    if not force and project.is_file() and _declares_table(project):
-        raise ConfigExists(f"{_display(project)} already has a [tool.tpucheck] table, which a new {CONFIG_FILE} would override (--force writes it anyway)")
-    try:
-        with open(own, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(init_config_text())
-    except OSError as exc:
-        raise InitError(f"cannot write {_display(own)}: {exc.strerror or exc}") from None
-    return own
