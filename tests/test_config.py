@@ -9,14 +9,11 @@ import pytest
 from tpucheck.config import (
     KNOWN_KEYS,
     Config,
-    ConfigExists,
     ConfigProblem,
-    InitError,
     find_config,
-    init_config_text,
     load_config,
-    write_init,
 )
+from tpucheck.init_template import ConfigExists, InitError, init_config_text, write_init
 from tpucheck.ruleset import load_ruleset, select_rules
 
 if sys.version_info >= (3, 11):

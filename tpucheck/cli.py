@@ -19,8 +19,9 @@ from tpucheck import __version__
 from tpucheck.api import load_settings, scan_root
 from tpucheck.api import scan as api_scan
 from tpucheck.cache import CacheStats
-from tpucheck.config import Config, InitError, load_config, write_init
+from tpucheck.config import Config, load_config
 from tpucheck.findings import CATEGORIES, SEVERITIES, ScanError, severity_rank
+from tpucheck.init_template import InitError, write_init
 from tpucheck.merge import MergeError, merge_reports
 from tpucheck.reports import FORMATS
 from tpucheck.reports.options import DEFAULT_MAX_FINDINGS, STEP_SUMMARY_LIMIT, ReportOptions, terminal_width

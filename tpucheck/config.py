@@ -26,9 +26,8 @@ ConfigProblem
     `str()` is one line: `pyproject.toml:12: [tool.tpucheck] fail-under: expected a
     number from 0 to 100, got "80"`; without a line, `file: ...`; file-level problems
     (unreadable, syntax) have no key: `tpucheck.toml:3: invalid TOML: ...`.
-init_config_text(*, pyproject=False) -> str
-write_init(directory, *, pyproject=None, force=False) -> Path
-    Raises `InitError` (or its subclass `ConfigExists`), one-line messages.
+
+`tpucheck init`'s starter config is written by `tpucheck.init_template`.
 
 Keys and what a valid value becomes: `select`, `ignore` (lists of rule refs);
 `per-file-ignores` (table: gitignore glob -> list of rule refs; a bad entry is dropped
@@ -44,7 +43,6 @@ not a list.
 
 from __future__ import annotations
 
-import bisect
 import difflib
 import glob
 import json
@@ -62,6 +60,7 @@ import pathspec
 
 from tpucheck.findings import SEVERITIES
 from tpucheck.formats import FORMAT_NAMES
+from tpucheck.textpos import TomlLocator, toml_syntax_error
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -135,7 +134,7 @@ class Config:
         must not stop the scan. A `select` left empty becomes unset (all rules), a
         per-file-ignores entry left empty is dropped.
         """
-        display = "" if self.path is None else _display(self.path)
+        display = "" if self.path is None else display_path(self.path)
         lines = {(key, ref): line for key, ref, line in self.rule_ref_lines}
         problems = list(self.problems)
 
@@ -158,14 +157,6 @@ class Config:
             per_file_ignores=per_file,
             problems=tuple(problems),
         )
-
-
-class InitError(Exception):
-    """`tpucheck init` cannot write the starter config; the message is one line."""
-
-
-class ConfigExists(InitError):
-    """A config is already there and writing one would clobber or shadow it."""
 
 
 class _Invalid(Exception):
@@ -194,7 +185,7 @@ def find_config(start: Path) -> Path | None:
         if own.is_file():
             return own
         pyproject = directory / PYPROJECT
-        if pyproject.is_file() and _declares_table(pyproject):
+        if pyproject.is_file() and declares_table(pyproject):
             return pyproject
     return None
 
@@ -206,7 +197,7 @@ _TABLE_TEXT = re.compile(
 )
 
 
-def _declares_table(pyproject: Path) -> bool:
+def declares_table(pyproject: Path) -> bool:
     """Whether the file is meant as tpucheck's config. A file TOML cannot parse counts
     when its text shows the table, so the user hears about the syntax error rather than
     having their settings silently ignored; one that cannot be read does not count."""
@@ -218,10 +209,10 @@ def _declares_table(pyproject: Path) -> bool:
         document = tomllib.loads(text)
     except (ValueError, RecursionError):
         return bool(_TABLE_TEXT.search(text))
-    return _has_table(document)
+    return has_table(document)
 
 
-def _has_table(document: dict[str, Any]) -> bool:
+def has_table(document: dict[str, Any]) -> bool:
     tool = document.get("tool")
     return isinstance(tool, dict) and "tpucheck" in tool
 
@@ -235,7 +226,7 @@ def _read(path: Path) -> str:
         raise _Unreadable(exc.strerror or str(exc)) from None
 
 
-def _display(path: Path) -> str:
+def display_path(path: Path) -> str:
     """Relative to the working directory when inside it, as the user would type it."""
     try:
         relative = os.path.relpath(path)
@@ -260,7 +251,7 @@ def load_config(start: Path | None = None, *, explicit: Path | None = None, form
 
 
 def _file_problem(path: Path, message: str, line: int | None = None) -> Config:
-    return Config(path=path, problems=(ConfigProblem(_display(path), line, "", message),))
+    return Config(path=path, problems=(ConfigProblem(display_path(path), line, "", message),))
 
 
 def _load_file(path: Path, formats: Iterable[str] | None) -> Config:
@@ -273,10 +264,10 @@ def _load_file(path: Path, formats: Iterable[str] | None) -> Config:
     except (ValueError, RecursionError) as exc:
         message, line = _syntax_problem(exc, text)
         return _file_problem(path, message, line)
-    locator = _Locator(text)
+    locator = TomlLocator(text)
     if path.name != PYPROJECT:
         return _Checker(path, (), locator, formats).run(document)
-    if not _has_table(document):
+    if not has_table(document):
         return _file_problem(path, "no [tool.tpucheck] table")
     settings = document["tool"]["tpucheck"]
     if not isinstance(settings, dict):
@@ -284,29 +275,23 @@ def _load_file(path: Path, formats: Iterable[str] | None) -> Config:
     return _Checker(path, TABLE, locator, formats).run(settings)
 
 
-_AT_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
-
-
 def _syntax_problem(exc: BaseException, text: str) -> tuple[str, int | None]:
-    if isinstance(exc, RecursionError):
-        return "invalid TOML: nested too deeply", None
-    message = " ".join(str(exc).split())
-    position = _AT_POSITION.search(message)
-    if position:
-        return f"invalid TOML: {message[: position.start()]} (column {position.group(2)})", int(position.group(1))
-    if message.endswith("(at end of document)"):
-        return f"invalid TOML: {message.removesuffix('(at end of document)').rstrip()} at the end of the file", text.rstrip().count("\n") + 1
-    return f"invalid TOML: {message}", getattr(exc, "lineno", None)
+    error = toml_syntax_error(exc, text)
+    if error.column is not None:
+        return f"invalid TOML: {error.detail} (column {error.column})", error.line
+    if error.at_end:
+        return f"invalid TOML: {error.detail} at the end of the file", error.line
+    return f"invalid TOML: {error.detail}", error.line
 
 
 class _Checker:
     """Validates one settings table, collecting values and problems so that each key's
     check stays a small function that either returns a value or raises `_Invalid`."""
 
-    def __init__(self, path: Path, prefix: tuple[str, ...], locator: _Locator, formats: Iterable[str] | None) -> None:
+    def __init__(self, path: Path, prefix: tuple[str, ...], locator: TomlLocator, formats: Iterable[str] | None) -> None:
         self.path = path
         self.directory = path.parent
-        self.display = _display(path)
+        self.display = display_path(path)
         self.prefix = prefix
         self.locator = locator
         self._formats = None if formats is None else tuple(formats)
@@ -584,255 +569,9 @@ def _show(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-# --------------------------------------------------------------------------- positions
-
-
-_BARE = r"[A-Za-z0-9_-]+"
-_BASIC = r'"(?:[^"\\\n]|\\.)*"'
-_LITERAL = r"'[^'\n]*'"
-_KEY_PART = re.compile(rf"{_BARE}|{_BASIC}|{_LITERAL}")
-_DOTTED = rf"(?:{_BARE}|{_BASIC}|{_LITERAL})(?:[ \t]*\.[ \t]*(?:{_BARE}|{_BASIC}|{_LITERAL}))*"
-_HEADER = re.compile(rf"\[\[?[ \t]*({_DOTTED})[ \t]*\]\]?")
-_KEY_VALUE = re.compile(rf"({_DOTTED})[ \t]*=")
-_SKIP = re.compile(
-    r'"""(?:\\.|[^\\])*?"""(?:""?)?'  # multi-line basic string (up to two quotes may end it)
-    r"|'''[\s\S]*?'''(?:''?)?"  # multi-line literal string
-    rf"|{_BASIC}|{_LITERAL}"
-    r"|#[^\n]*"  # comment
-)
-
-
-def _key_path(dotted: str) -> tuple[str, ...]:
-    return tuple(_unquote(part) for part in _KEY_PART.findall(dotted))
-
-
-def _unquote(part: str) -> str:
-    if part[:1] == "'":
-        return part[1:-1]
-    if part[:1] == '"':
-        try:
-            return str(tomllib.loads(f"k = {part}")["k"])
-        except ValueError:
-            return part[1:-1]
-    return part
-
-
-class _Locator:
-    """Where keys and values were written. Only run on text tomllib accepted, so it can
-    stay simple: it skips strings and comments, tracks brackets so that a value spanning
-    lines is one statement, and records each `[header]` and `key =` starting one."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.newlines = [at for at, char in enumerate(text) if char == "\n"]
-        self.spots: dict[tuple[str, ...], tuple[int, int]] = {}
-        """path -> (start of the key or header, end of its value)"""
-        self._scan()
-
-    def _scan(self) -> None:
-        text, pos, depth = self.text, 0, 0
-        table: tuple[str, ...] = ()
-        statement, open_key = True, None
-        while pos < len(text):
-            char = text[pos]
-            if char == "\n" and depth == 0:
-                self._close(open_key, pos)
-                statement, open_key = True, None
-            if char in " \t\r\n":
-                pos += 1
-                continue
-            if statement and depth == 0:
-                statement = False
-                found = (_HEADER if char == "[" else _KEY_VALUE).match(text, pos)
-                if found:
-                    path = _key_path(found.group(1))
-                    for size in range(1, len(path)):  # `[a.b]` and `a.b = 1` write `a` too
-                        self.spots.setdefault((() if char == "[" else table) + path[:size], (pos, found.end()))
-                    if char == "[":
-                        table = path
-                        self.spots.setdefault(path, (pos, found.end()))
-                    elif table + path not in self.spots:
-                        open_key = table + path
-                        self.spots[open_key] = (pos, len(text))
-                    pos = found.end()
-                    continue
-            skipped = _SKIP.match(text, pos) if char in "\"'#" else None
-            if skipped:
-                pos = skipped.end()
-                continue
-            depth += (char in "[{") - (char in "]}")
-            pos += 1
-        self._close(open_key, len(text))
-
-    def _close(self, key: tuple[str, ...] | None, end: int) -> None:
-        if key is not None:
-            self.spots[key] = (self.spots[key][0], end)
-
-    def _line(self, offset: int) -> int:
-        return bisect.bisect_left(self.newlines, offset) + 1
-
-    def line_of(self, path: tuple[str, ...]) -> int | None:
-        """The line of `path`, or of its nearest written parent (an inline table's keys
-        are not recorded: their table's line is close enough)."""
-        for size in range(len(path), 0, -1):
-            spot = self.spots.get(path[:size])
-            if spot is not None:
-                return self._line(spot[0])
-        return None
-
-    def item_line(self, path: tuple[str, ...], item: str) -> int | None:
-        """The line of a string inside the value of `path` (an array may span lines)."""
-        spot = self.spots.get(path)
-        if spot is None:
-            return self.line_of(path)
-        hits = [at for quoted in (json.dumps(item, ensure_ascii=False), f"'{item}'") if (at := self.text.find(quoted, *spot)) >= 0]
-        return self._line(min(hits) if hits else spot[0])
-
-
 # --------------------------------------------------------------------------- per-file ignores
 
 
 @lru_cache(maxsize=256)
 def _gitignore_spec(pattern: str) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines([pattern])
-
-
-# --------------------------------------------------------------------------- init
-
-
-_TEMPLATE = """\
-# Settings for tpucheck scans of this directory and everything below it.
-# Command-line options override them. Uncomment a line to use it.
-
-# Exit 1 on any finding at or above this severity: blocker, major, minor or info.
-fail-on = "blocker"
-
-# Exit 1 when the readiness score (0 to 100) is below this.
-# fail-under = 80
-
-# Only these rules: ids, id prefixes, names or categories.
-# select = ["CA", "custom-kernel", "host-sync"]
-
-# Leave out these rules (the same forms as select).
-# ignore = ["CA007", "cuda-nvtx"]
-
-# More paths to leave out of the scan, in .gitignore syntax.
-# exclude = ["third_party/", "legacy/**"]
-
-# Your own YAML rule files or directories, relative to this file (globs and ** allowed).
-# extend-rules = ["tpucheck-rules/*.yaml"]
-
-# What to judge against: "torchtpu" (PyTorch's native tpu device, the default).
-# Or "xla" (PyTorch/XLA), where host syncs and dynamic shapes weigh much more.
-# target = "xla"
-
-# Report format when --format is not given: @FORMATS@.
-# format = "markdown"
-
-# Worker processes (default: all cores).
-# jobs = 4
-
-# Files larger than this many bytes are listed as skipped instead of scanned.
-# max-file-size = 10000000
-
-# Seconds one file may take before it is given up on and listed under errors.
-# file-time-budget = 30
-
-# A baseline file (relative to this file) records today's findings.
-# Findings in it are still reported and scored; fail-on judges only new ones.
-# Write it with `tpucheck scan . --write-baseline .tpucheck-baseline.json`.
-# baseline = ".tpucheck-baseline.json"
-
-# Where the analysis cache is kept (relative to this file).
-# cache-dir = ".tpucheck_cache"
-
-# Set to false to turn the analysis cache off.
-# cache = false
-
-# Set to false to scan files that .gitignore excludes too.
-# respect-gitignore = false
-
-# Rules to leave out for some paths only: a .gitignore-style glob = [rules].
-# @PER_FILE_HEADER@
-# "tests/**" = ["host-sync"]
-# "scripts/*.py" = ["CA007", "cuda-api"]
-"""
-
-
-def init_config_text(*, pyproject: bool = False) -> str:
-    """The commented starter config: every key shown with an example, only the gate on.
-    For pyproject.toml it is a `[tool.tpucheck]` section to append."""
-    text = _TEMPLATE.replace("@FORMATS@", ", ".join(FORMAT_NAMES))
-    if pyproject:
-        return "[tool.tpucheck]\n" + text.replace("@PER_FILE_HEADER@", "[tool.tpucheck.per-file-ignores]")
-    return text.replace("@PER_FILE_HEADER@", "[per-file-ignores]")
-
-
-def write_init(directory: Path, *, pyproject: bool | None = None, force: bool = False) -> Path:
-    """Writes the starter config and returns its path.
-
-    `pyproject=None` appends to an existing pyproject.toml unless a tpucheck.toml is
-    there, else writes tpucheck.toml. Nothing is ever clobbered or shadowed silently:
-    an existing tpucheck.toml is overwritten only with `force`, a pyproject.toml that
-    already has the table is refused even with `force`, and a new tpucheck.toml next to
-    such a pyproject.toml (it would take precedence) needs `force`.
-    """
-    own, project = Path(directory) / CONFIG_FILE, Path(directory) / PYPROJECT
-    if pyproject is None:
-        pyproject = project.is_file() and not own.exists()
-    if pyproject:
-        return _append_to_pyproject(project, own)
-    return _write_own(own, project, force)
-
-
-def _append_to_pyproject(project: Path, own: Path) -> Path:
-    if os.path.lexists(own):
-        raise ConfigExists(f"{_display(own)} exists and would take precedence over {_display(project)}: edit it instead")
-    original = _original_bytes(project)
-    try:
-        document = tomllib.loads(original.decode("utf-8-sig"))
-    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-        raise InitError(f"cannot add to {_display(project)}: it is not valid TOML ({' '.join(str(exc).split())})") from None
-    if _has_table(document):
-        raise ConfigExists(f"{_display(project)} already has a [tool.tpucheck] table: edit it there")
-    newline = "\r\n" if b"\r\n" in original else "\n"
-    addition = (_separator(original, newline) + init_config_text(pyproject=True).replace("\n", newline)).encode("utf-8")
-    try:
-        tomllib.loads((original + addition).decode("utf-8-sig"))
-    except ValueError as exc:
-        raise InitError(f"cannot add [tool.tpucheck] to {_display(project)}: the result would not be valid TOML ({' '.join(str(exc).split())})") from None
-    try:
-        with open(project, "ab") as stream:
-            stream.write(addition)
-    except OSError as exc:
-        raise InitError(f"cannot write {_display(project)}: {exc.strerror or exc}") from None
-    return project
-
-
-def _original_bytes(project: Path) -> bytes:
-    if not os.path.lexists(project):
-        return b""
-    try:
-        return project.read_bytes()
-    except OSError as exc:
-        raise InitError(f"cannot read {_display(project)}: {exc.strerror or exc}") from None
-
-
-def _separator(original: bytes, newline: str) -> str:
-    """A blank line between the existing text and the new section, and no more."""
-    if not original or original.endswith((b"\n\n", b"\r\n\r\n")):
-        return ""
-    return newline if original.endswith(b"\n") else newline * 2
-
-
-def _write_own(own: Path, project: Path, force: bool) -> Path:
-    if os.path.lexists(own) and not force:
-        raise ConfigExists(f"{_display(own)} already exists (--force overwrites it)")
-    if not force and project.is_file() and _declares_table(project):
-        raise ConfigExists(f"{_display(project)} already has a [tool.tpucheck] table, which a new {CONFIG_FILE} would override (--force writes it anyway)")
-    try:
-        with open(own, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(init_config_text())
-    except OSError as exc:
-        raise InitError(f"cannot write {_display(own)}: {exc.strerror or exc}") from None
-    return own

@@ -24,6 +24,7 @@ from rich.text import Text
 
 from tpucheck.findings import CATEGORIES
 from tpucheck.prose import first_sentence
+from tpucheck.ruleset.examples import example_path
 from tpucheck.ruleset.model import (
     HELP_BASE,
     TARGETS,
@@ -225,8 +226,6 @@ def summary_line(rule: Rule) -> str:
 
 # --- Examples ------------------------------------------------------------------------------
 
-_DEFAULT_EXAMPLE_PATHS = {"native": "example.cu", "dependency": "requirements.txt"}
-
 _LANGUAGES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("*.py", "*.pyi"), "python"),
     (("*.ipynb",), "json"),
@@ -239,16 +238,6 @@ _LANGUAGES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("*.toml",), "toml"),
     (("*.cfg", "*.ini"), "ini"),
 )
-
-
-def example_path(rule: Rule, example: Example) -> str:
-    """The file name an example is analyzed as: its own, else one its first matcher reads."""
-    if example.path:
-        return example.path
-    first = rule.matchers[0] if rule.matchers else None
-    if first is not None and first.kind == "file" and first.patterns:
-        return re.sub(r"\*+", "example", first.patterns[0].replace("**/", "")).lstrip("/")
-    return _DEFAULT_EXAMPLE_PATHS.get(first.kind if first else "", "example.py")
 
 
 def example_language(path: str) -> str:

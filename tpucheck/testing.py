@@ -8,14 +8,12 @@ test` runs it over a team's rule files.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from tpucheck.analyzers import analyze_text, build_context
 from tpucheck.discovery import classify
+from tpucheck.ruleset.examples import example_path
 from tpucheck.ruleset.model import Example, Rule, Ruleset
-
-DEFAULT_PATHS = {"python": "example.py", "native": "example.cu", "dependency": "requirements.txt"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,17 +30,6 @@ class ExampleOutcome:
     @property
     def ok(self) -> bool:
         return self.problem is None
-
-
-def example_path(rule: Rule, example: Example) -> str:
-    """The example's own `path`, else a name of the kind the rule's first matcher reads."""
-    if example.path:
-        return example.path
-    kind = rule.matchers[0].kind
-    if kind == "file":
-        glob = rule.matchers[0].patterns[0]
-        return re.sub(r"\*+", "example", glob.replace("**/", "")).lstrip("/")
-    return DEFAULT_PATHS.get(kind, "example.py")
 
 
 def run_example(ruleset: Ruleset, rule: Rule, example: Example, expect: str, number: int = 1) -> ExampleOutcome:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from fnmatch import fnmatchcase
 
-from tpucheck.analyzers.lines import LineIndex
 from tpucheck.findings import RawMatch, normalize_snippet
 from tpucheck.ruleset.model import Rule
+from tpucheck.textpos import NEWLINES_ONLY, LineIndex
 
 _TOKENS = re.compile(
     r"""//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'""",
@@ -45,7 +45,7 @@ def path_matches(path: str, patterns: tuple[str, ...]) -> bool:
 
 def analyze_native(path: str, text: str, rules: list[Rule]) -> list[RawMatch]:
     code = blank_comments(text)
-    lines = LineIndex(text)
+    lines = LineIndex(text, NEWLINES_ONLY)
     matches: list[RawMatch] = []
     for rule in rules:
         for matcher in rule.matchers:

@@ -7,7 +7,6 @@ by hand (ours and our users') and a validation error without a place is useless.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -15,36 +14,21 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from tpucheck.findings import CATEGORIES
+from tpucheck.ruleset.matchers import GLOB_CHARS, as_patterns, build_matcher, derive_needles
 from tpucheck.ruleset.model import (
-    MATCHER_KINDS,
     PYTHON_KINDS,
-    ArgConstraint,
     DeviceContext,
     Example,
     HostData,
-    Matcher,
     OptionalPaths,
     Rule,
     Ruleset,
     TargetOverride,
     Where,
 )
+from tpucheck.ruleset.problems import Problems, RuleProblem, schema_problems
 from tpucheck.yamlsource import LocatedYaml, YamlSourceError, load_located
-
-
-@dataclass(frozen=True, slots=True)
-class RuleProblem:
-    file: str
-    line: int | None
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line else self.file
-        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
 
 
 class RuleFileError(Exception):
@@ -190,7 +174,7 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
         return [], FileContexts(), [RuleProblem(display, exc.line, "", str(exc))]
     if doc.data is None:
         return [], FileContexts(), []
-    problems = _schema_problems(doc, display)
+    problems = schema_problems(doc, display, rule_schema())
     if problems:
         return [], FileContexts(), problems
     rules: list[Rule] = []
@@ -207,7 +191,7 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
     places = {name: where for name, raw in contexts.get("places", {}).items() if (where := _where(raw)) is not None}
     optional = None
     if "optional" in contexts:
-        tests = _Problems(doc, display)
+        tests = Problems(doc, display)
         optional = OptionalPaths(frozenset(contexts["optional"]["exceptions"]), tests.regex(contexts["optional"]["tests"], ("contexts", "optional", "tests")))
         problems.extend(tests.items)
     targets = {
@@ -220,193 +204,6 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
         raw_host = contexts["host"]
         host = HostData(*(frozenset(raw_host.get(key, ())) for key in ("methods", "results", "modules", "annotations", "constructors")))
     return rules, FileContexts(device, places or None, optional, targets or None, host), problems
-
-
-def _field(path: Iterable[str | int]) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _schema_problems(doc: LocatedYaml, display: str) -> list[RuleProblem]:
-    validator = jsonschema.Draft202012Validator(rule_schema())
-    problems = []
-    for error in sorted(validator.iter_errors(doc.data), key=lambda e: list(map(str, e.absolute_path))):
-        error = _most_relevant(error)
-        path = tuple(error.absolute_path)
-        message = error.message
-        schema = error.schema if isinstance(error.schema, dict) else {}
-        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-            known = schema.get("properties", {})
-            patterns = schema.get("patternProperties", {})
-            extra = [k for k in error.instance if k not in known and not any(re.search(p, k) for p in patterns)]
-            if extra:
-                path = (*path, extra[0], "<key>")
-        problems.append(RuleProblem(display, doc.line_of(path), _rule_field(doc, path), message))
-    return problems
-
-
-def _most_relevant(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
-    """For `oneOf` over matcher kinds, report the errors of the kind the mapping names."""
-    if error.validator != "oneOf" or not error.context:
-        return error
-    instance = error.instance
-    if isinstance(instance, dict):
-        context = list(error.context or ())
-        nested = [e for e in context if e.validator == "oneOf"]
-        if nested:
-            return _most_relevant(nested[0])
-        branches = error.validator_value if isinstance(error.validator_value, list) else []
-        for branch_index, branch in enumerate(branches):
-            required = branch.get("required", [])
-            if required and required[0] in instance:
-                own = [e for e in context if e.relative_schema_path and e.relative_schema_path[0] == branch_index]
-                if own:
-                    return _most_relevant(own[0])
-        kinds = [b["required"][0] for b in branches if b.get("required")]
-        if kinds:
-            error.message = f"unknown matcher: expected one of {', '.join(kinds)}"
-            return error
-    if isinstance(instance, list):
-        deeper = [e for e in error.context if e.absolute_path and len(e.absolute_path) > len(error.absolute_path)]
-        if deeper:
-            return _most_relevant(deeper[0])
-    best = jsonschema.exceptions.best_match(error.context)
-    return _most_relevant(best) if best is not None else error
-
-
-def _rule_field(doc: LocatedYaml, path: tuple[str | int, ...]) -> str:
-    """`rule CK001 match.call` reads better than `rules[4].match.call`."""
-    shown = tuple(p for p in path if p != "<key>")
-    if len(shown) >= 2 and shown[0] == "rules" and isinstance(shown[1], int):
-        rules = doc.data.get("rules") if isinstance(doc.data, dict) else None
-        if isinstance(rules, list) and shown[1] < len(rules) and isinstance(rules[shown[1]], dict):
-            rule_id = rules[shown[1]].get("id")
-            if isinstance(rule_id, str):
-                rest = _field(shown[2:])
-                return f"rule {rule_id}" + (f" {rest}" if rest else "")
-    return _field(shown)
-
-
-class _Problems:
-    """Collects problems for one rule with its file and located lines."""
-
-    def __init__(self, doc: LocatedYaml, display: str) -> None:
-        self.doc = doc
-        self.display = display
-        self.items: list[RuleProblem] = []
-
-    def add(self, path: tuple[str | int, ...], message: str) -> None:
-        self.items.append(RuleProblem(self.display, self.doc.line_of(path), _rule_field(self.doc, path), message))
-
-    def regex(self, pattern: str, path: tuple[str | int, ...]) -> re.Pattern[str] | None:
-        try:
-            return re.compile(pattern)
-        except re.error as exc:
-            self.add(path, f"invalid regex {pattern!r}: {exc}")
-            return None
-
-
-def _patterns(value: str | list[str]) -> tuple[str, ...]:
-    return (value,) if isinstance(value, str) else tuple(value)
-
-
-def _build_matcher(raw: dict[str, Any], path: tuple[str | int, ...], problems: _Problems) -> Matcher | None:
-    kind = next(k for k in raw if k in MATCHER_KINDS)
-    args = []
-    for index, arg in enumerate(raw.get("args", [])):
-        value = problems.regex(arg["value"], (*path, "args", index, "value")) if "value" in arg else None
-        if arg.get("missing") and "value" in arg:
-            problems.add((*path, "args", index), "an argument cannot be both `missing` and have a `value`")
-        args.append(ArgConstraint(arg.get("name"), arg.get("position"), value, bool(arg.get("missing", False))))
-    label = raw.get("label")
-    common: dict[str, Any] = {
-        "kind": kind,
-        "args": tuple(args),
-        "arity": raw.get("arity"),
-        "label": ArgConstraint(label.get("name"), label.get("position"), None) if label else None,
-    }
-    if kind == "string":
-        regex = problems.regex(raw["string"], (*path, "string"))
-        contexts = tuple(raw.get("context", ("argument", "assignment")))
-        return Matcher(regex=regex, contexts=contexts, **common)
-    if kind == "native":
-        regex = problems.regex(raw["native"], (*path, "native"))
-        return Matcher(regex=regex, files=_patterns(raw.get("files", ())), **common)
-    patterns = _patterns(raw[kind])
-    matcher = Matcher(patterns=patterns, in_call=_patterns(raw.get("in_call", ())), **common)
-    if kind == "reference":
-        matcher = replace(matcher, exact=bool(raw.get("exact", False)), residual=bool(raw.get("residual", False)))
-        if matcher.exact and matcher.residual:
-            problems.add((*path, "residual"), "a reference cannot be both `exact` and `residual`")
-        if matcher.residual and any(_GLOB_CHARS.search(p) for p in patterns):
-            problems.add((*path, kind), "a `residual` reference names plain qualified names, not globs")
-    if kind == "keyword" and "value" in raw:
-        matcher = replace(matcher, value=problems.regex(raw["value"], (*path, "value")))
-    if kind == "dependency":
-        from tpucheck.names import normalize_package
-
-        matcher = replace(matcher, patterns=tuple(normalize_package(p) for p in patterns))
-        if "spec" in raw:
-            matcher = replace(matcher, regex=problems.regex(raw["spec"], (*path, "spec")))
-    if kind == "file":
-        matcher = replace(matcher, keep_comments=raw.get("comments") == "keep")
-        if "pattern" in raw:
-            matcher = replace(matcher, regex=problems.regex(raw["pattern"], (*path, "pattern")))
-    return matcher
-
-
-_GLOB_CHARS = re.compile(r"[*?\[]")
-_LEADING_WORD = re.compile(r"\^?([A-Za-z_][A-Za-z0-9_]*)")
-
-
-def _string_needle(regex: re.Pattern[str]) -> str | None:
-    """The literal word a string regex must start with, if it has one of 3+ characters."""
-    pattern = regex.pattern
-    if "|" in pattern:
-        return None
-    found = _LEADING_WORD.match(pattern)
-    if not found:
-        return None
-    word = found.group(1)
-    if pattern[found.end() : found.end() + 1] in ("?", "*", "{"):
-        word = word[:-1]
-    return word if len(word) >= 3 else None
-
-
-def derive_needles(matcher: Matcher) -> tuple[tuple[str, ...], ...] | None:
-    """Groups of strings, all of one group present in every file this matcher can match.
-
-    Names only enter a Python file through its text: an import spells the root module
-    (`import torch as T`, `from torch.cuda import amp`), and the last part is spelled
-    either there or at the use. So a qualified-name pattern needs its root and its last
-    literal part; a method needs `.name`; builtins need only their name. None: unknown.
-    """
-    if matcher.kind == "string":
-        assert matcher.regex is not None
-        needle = _string_needle(matcher.regex)
-        return ((needle,),) if needle else None
-    groups: list[tuple[str, ...]] = []
-    for pattern in matcher.patterns:
-        parts = [p for p in pattern.lstrip(".").split(".") if p]
-        chosen = None
-        for part in reversed(parts):
-            literal = _GLOB_CHARS.split(part, 1)[0]
-            if literal and (literal == part or len(literal) >= 3):
-                chosen = literal
-                break
-        if chosen is None or len(chosen) < 2:
-            return None
-        if matcher.kind in ("method", "keyword"):
-            groups.append(("." + chosen,) if matcher.kind == "method" else (chosen,))
-            continue
-        root = parts[0]
-        if root == "builtins" or _GLOB_CHARS.search(root) or root == chosen:
-            groups.append((chosen,))
-        else:
-            groups.append((root, chosen))
-    return tuple(groups)
 
 
 DEFAULT_AFFECTS = ("training", "inference")
@@ -422,13 +219,13 @@ typically carry (a kernel to replace, an edit to make and check, a rename, a not
 
 
 def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYaml, display: str) -> tuple[Rule | None, list[RuleProblem]]:
-    problems = _Problems(doc, display)
+    problems = Problems(doc, display)
     raw_matchers = raw["match"] if isinstance(raw["match"], list) else [raw["match"]]
     match_path: tuple[str | int, ...] = (*path, "match")
     matchers = []
     for index, raw_matcher in enumerate(raw_matchers):
         mpath = (*match_path, index) if isinstance(raw["match"], list) else match_path
-        matcher = _build_matcher(raw_matcher, mpath, problems)
+        matcher = build_matcher(raw_matcher, mpath, problems)
         if matcher is not None:
             matchers.append(matcher)
     needles: list[tuple[str, ...]] = [(n,) if isinstance(n, str) else tuple(n) for n in raw.get("needles", [])]
@@ -536,7 +333,7 @@ _CLAIMING_KINDS = ("call", "reference", "decorator")
 def _may_reach(pattern: str, name: str) -> bool:
     """Whether a glob can match `name` or a name below it: its literal prefix and the name
     agree as far as both go."""
-    literal = _GLOB_CHARS.split(pattern, 1)[0]
+    literal = GLOB_CHARS.split(pattern, 1)[0]
     return literal.startswith(name) or name.startswith(literal)
 
 
@@ -605,7 +402,7 @@ def _where(raw: dict[str, Any] | str | None) -> Where | None:
     for condition in raw["inside"]:
         if isinstance(condition, dict):
             target = functions if "function" in condition else decorated
-            target.extend(_patterns(condition.get("function") or condition.get("decorated") or []))
+            target.extend(as_patterns(condition.get("function") or condition.get("decorated") or []))
     return Where("loop" in raw["inside"], tuple(functions), tuple(decorated), raw["otherwise"])
 
 
@@ -621,7 +418,7 @@ def _example(raw: str | dict[str, str]) -> Example:
 
 
 def _build_device_context(raw: dict[str, Any], doc: LocatedYaml, display: str) -> tuple[DeviceContext, list[RuleProblem]]:
-    problems = _Problems(doc, display)
+    problems = Problems(doc, display)
     names = problems.regex(raw["names"], ("contexts", "device", "names"))
     context = DeviceContext(
         keywords=frozenset(raw["keywords"]),

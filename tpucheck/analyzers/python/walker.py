@@ -10,16 +10,31 @@ sits on an optional path (try/except ImportError, an availability check).
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
 
+from tpucheck.analyzers.python.conditions import (
+    catches,
+    cuda_polarity,
+    exits_without_cuda,
+    host_annotation,
+    is_cuda_skip_decorator,
+    is_device_operand,
+    is_exit,
+    is_main_test,
+    is_periodic,
+    mentions_guard,
+    module_skip_mark,
+    role_of_function,
+    tpu_test,
+)
+from tpucheck.analyzers.python.constraints import args_hold, call_label, keyword_holds, static_string
 from tpucheck.analyzers.python.index import PythonIndex, RuleMatcher
 from tpucheck.analyzers.python.scope import Scope, dotted, import_from_module, target_names
 from tpucheck.names import GlobTable
-from tpucheck.ruleset.model import ArgConstraint, Matcher
+from tpucheck.ruleset.model import Matcher
 
 ARGUMENT, ASSIGNMENT, COMPARISON = "argument", "assignment", "comparison"
 
@@ -126,7 +141,7 @@ class Walker:
     def run(self, module: cst.Module) -> list[Hit]:
         self._bind_module_imports(module.body)
         # `pytestmark = pytest.mark.skipif(<no CUDA>)` skips every test of the module.
-        marked = any(_module_skip_mark(self, statement) for statement in module.body)
+        marked = any(module_skip_mark(self, statement) for statement in module.body)
         self.guard_depth += marked
         self.walk_block(module.body)
         self.guard_depth -= marked
@@ -139,12 +154,12 @@ class Walker:
         raised = 0
         try:
             for statement in statements:  # type: ignore[attr-defined]
-                self.guard_test = _module_skip_mark(self, statement)
+                self.guard_test = module_skip_mark(self, statement)
                 try:
                     self.walk(statement)
                 finally:
                     self.guard_test = False
-                if not raised and _exits_without_cuda(self, statement):
+                if not raised and exits_without_cuda(self, statement):
                     raised = 1
                     self.guard_depth += 1
         finally:
@@ -404,8 +419,8 @@ class Walker:
         method: str | None = None
         if qualified is not None:
             for rule_matcher in self.lookup(index.call, func, qualified):
-                if _args_hold(self, rule_matcher[1], node):
-                    label = _label(self, rule_matcher[1], node)
+                if args_hold(self, rule_matcher[1], node):
+                    label = call_label(self, rule_matcher[1], node)
                     if label is None and rule_matcher[0].inventory == "tpu-support":
                         label = qualified  # the inventory names what was found
                     self.hit(rule_matcher, node, detail=label)
@@ -420,7 +435,7 @@ class Walker:
                     self.receiver_on_host = method in index.host_methods and self.on_host(func.value)
                     try:
                         for rule_matcher in rule_matchers:
-                            if _args_hold(self, rule_matcher[1], node):
+                            if args_hold(self, rule_matcher[1], node):
                                 self.hit(rule_matcher, node, start=func.attr)
                     finally:
                         self.receiver_on_host = False
@@ -429,7 +444,7 @@ class Walker:
             for arg in node.args:
                 if arg.keyword is not None:
                     for rule_matcher in index.keyword.lookup(arg.keyword.value):
-                        if _keyword_holds(self, rule_matcher[1], arg, callees, method):
+                        if keyword_holds(self, rule_matcher[1], arg, callees, method):
                             self.hit(rule_matcher, arg)
         self.callee = func
         self.walk(func)
@@ -455,7 +470,7 @@ class Walker:
             for rule_matcher in self.lookup(self.index.decorator, target, qualified):
                 matcher = rule_matcher[1]
                 if isinstance(expression, cst.Call):
-                    holds = _args_hold(self, matcher, expression)
+                    holds = args_hold(self, matcher, expression)
                 else:  # a bare decorator passes no argument: only `missing` constraints hold
                     holds = all(c.missing for c in matcher.args)
                 if holds:
@@ -479,7 +494,7 @@ class Walker:
         skipped = False
         try:
             for decorator in node.decorators:
-                if _is_cuda_skip_decorator(self, decorator.decorator):
+                if is_cuda_skip_decorator(self, decorator.decorator):
                     skipped = True
                     self.guard_test = True
                 try:
@@ -490,7 +505,7 @@ class Walker:
             self.decorated, self.decorators = None, outer_decorators
         outer_role = self.role
         if outer_role is None:
-            self.role = _role_of_function(node.name.value, resolved)
+            self.role = role_of_function(node.name.value, resolved)
         self.guard_depth += skipped
         try:
             if isinstance(node, cst.ClassDef):
@@ -506,7 +521,7 @@ class Walker:
                 self.walk(node.returns)
             outer, outer_loops, outer_functions, outer_host = self.scope, self.loop_depth, self.functions, self.host_names
             self.scope, self.loop_depth = Scope(outer, node), 0
-            self.host_names = {p.name.value for p in node.params.params if p.annotation is not None and _host_annotation(self, p.annotation.annotation)}
+            self.host_names = {p.name.value for p in node.params.params if p.annotation is not None and host_annotation(self, p.annotation.annotation)}
             self.functions, self.decorators = (*outer_functions, node.name.value), (*outer_decorators, *resolved)
             try:
                 self.walk(node.body)
@@ -559,7 +574,7 @@ class Walker:
             self.loop_depth -= 1
 
     def on_try(self, node: cst.Try, ctx: str | None) -> None:
-        guarded = any(_catches(handler, self.index.guard_exceptions) for handler in node.handlers)
+        guarded = any(catches(handler, self.index.guard_exceptions) for handler in node.handlers)
         self.guard_depth += guarded
         try:
             self.walk(node.body)
@@ -582,9 +597,9 @@ class Walker:
             if node.orelse is not None:
                 self.walk(node.orelse)
             return
-        available = _mentions_guard(node.test, self.index)
-        polarity = _cuda_polarity(self, node.test)
-        skip = polarity < 0 and _is_exit(node.body)
+        available = mentions_guard(node.test, self.index)
+        polarity = cuda_polarity(self, node.test)
+        skip = polarity < 0 and is_exit(node.body)
         self.guard_test = available and (polarity > 0 or skip)
         try:
             self.walk(node.test)
@@ -594,10 +609,10 @@ class Walker:
         # test (`x.is_cuda`, `device.type == "cuda"`) marks the branch that is CUDA.
         body_guarded = available or polarity > 0
         # `if <xla/tpu>: ... else: <CUDA>`: the CUDA branch has a TPU sibling.
-        else_guarded = available or (polarity < 0 and not skip) or _tpu_test(self, node.test)
-        periodic = _is_periodic(node.test)
+        else_guarded = available or (polarity < 0 and not skip) or tpu_test(self, node.test)
+        periodic = is_periodic(node.test)
         outer_role = self.role
-        if outer_role is None and _is_main_test(node.test):
+        if outer_role is None and is_main_test(node.test):
             self.role = "example"
         self.periodic_depth += periodic
         try:
@@ -735,13 +750,13 @@ class Walker:
         relevant = any(
             isinstance(c.operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)) for c in node.comparisons
         )
-        device = relevant and any(_is_device_operand(self, o) for o in operands)
+        device = relevant and any(is_device_operand(self, o) for o in operands)
         for operand in operands:
             self.walk(operand, COMPARISON if device else None)
 
     def on_string(self, node: cst.BaseString, ctx: str | None) -> None:
         if ctx is not None and self.index.strings:
-            value = _static_string(node)
+            value = static_string(node)
             if value is not None:
                 for rule_matcher in self.index.strings:
                     matcher = rule_matcher[1]
@@ -761,8 +776,8 @@ class Walker:
         """`"cuda" if torch.cuda.is_available() else "cpu"`: both branches are optional
         paths, as under an `if` with the same test; a device context reaches both."""
         self.walk(node.test)
-        available = _mentions_guard(node.test, self.index)
-        polarity = _cuda_polarity(self, node.test)
+        available = mentions_guard(node.test, self.index)
+        polarity = cuda_polarity(self, node.test)
         body, orelse = available or polarity > 0, available or polarity < 0
         self.guard_depth += body
         try:
@@ -823,169 +838,6 @@ def _claimed(matcher: Matcher, names: list[str], fulls: tuple[str, ...], called:
     return False
 
 
-def _is_device_operand(walker: Walker, node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.Attribute):
-        return node.attr.value == "type" or walker._is_device_name(node.attr.value)
-    if isinstance(node, cst.Name):
-        return walker._is_device_name(node.value)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "str" and node.args:
-        return _is_device_operand(walker, node.args[0].value)
-    return False
-
-
-def _static_string(node: cst.BaseString) -> str | None:
-    """The literal's text, with `{}` for f-string holes; None for bytes."""
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    if isinstance(node, cst.ConcatenatedString):
-        left, right = _static_string(node.left), _static_string(node.right)
-        return None if left is None or right is None else left + right
-    if isinstance(node, cst.FormattedString):
-        parts = []
-        for part in node.parts:
-            parts.append(part.value if isinstance(part, cst.FormattedStringText) else "{}")
-        return "".join(parts)
-    return None
-
-
-def _catches(handler: cst.ExceptHandler, names: frozenset[str]) -> bool:
-    if handler.type is None:
-        return True
-    types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
-    for item in types:
-        expression = item.value if isinstance(item, cst.BaseElement) else item
-        parts = dotted(expression)
-        if parts is not None and parts[-1] in names:
-            return True
-    return False
-
-
-def _mentions_guard(test: cst.BaseExpression, index: PythonIndex) -> bool:
-    """An availability check: `if torch.cuda.is_available()`, `if HAS_APEX`, `if find_spec(...)`."""
-    if index.guard_tests is None:
-        return False
-    stack: list[cst.CSTNode] = [test]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Name):
-            if index.guard_tests.search(node.value):
-                return True
-        elif isinstance(node, cst.Attribute):
-            if index.guard_tests.search(node.attr.value):
-                return True
-            stack.append(node.value)
-        elif isinstance(node, cst.Call):
-            stack.append(node.func)
-        elif isinstance(node, cst.UnaryOperation):
-            stack.append(node.expression)
-        elif isinstance(node, cst.BooleanOperation):
-            stack.extend((node.left, node.right))
-        elif isinstance(node, cst.Comparison):
-            stack.append(node.left)
-    return False
-
-
-def literal_value(walker: Walker, node: cst.BaseExpression) -> str | None:
-    """What an argument constraint compares against: a literal's value or a resolved name."""
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return node.value
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, (cst.Integer, cst.Float)):
-        return "-" + node.expression.value
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
-        return node.value
-    if isinstance(node, (cst.Name, cst.Attribute)):
-        qualified = walker.qualified(node)
-        if qualified is not None:
-            return qualified
-        parts = dotted(node)
-        return ".".join(parts) if parts else None
-    if isinstance(node, (cst.ConcatenatedString, cst.FormattedString)):
-        return _static_string(node)
-    if isinstance(node, cst.Call):
-        # `nprocs=torch.cuda.device_count()` reads as "torch.cuda.device_count()".
-        callee = literal_value(walker, node.func) if isinstance(node.func, (cst.Name, cst.Attribute)) else None
-        return f"{callee}()" if callee is not None else None
-    return None
-
-
-def _values(walker: Walker, node: cst.BaseExpression) -> list[str]:
-    """The values a constraint tests: one literal, each element of a literal container
-    (a constraint on `sources=[...]` holds when any source matches), or each arm of a
-    conditional expression."""
-    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-        found: list[str] = []
-        for item in node.elements:
-            found.extend(_values(walker, item.value))
-        return found
-    if isinstance(node, cst.IfExp):  # `backend="nccl" if cuda else "gloo"`: either may run
-        return [*_values(walker, node.body), *_values(walker, node.orelse)]
-    if isinstance(node, cst.Dict):
-        found = []
-        for entry in node.elements:
-            if isinstance(entry, cst.DictElement):
-                found.extend(_values(walker, entry.value))
-        return found
-    value = literal_value(walker, node)
-    return [] if value is None else [value]
-
-
-def _label(walker: Walker, matcher: Matcher, node: cst.Call) -> str | None:
-    if matcher.label is None:
-        return None
-    arg = _find_arg(node, matcher.label)
-    return literal_value(walker, arg.value) if arg is not None else None
-
-
-def _find_arg(node: cst.Call, constraint: ArgConstraint) -> cst.Arg | None:
-    position = 0
-    for arg in node.args:
-        if arg.star:
-            continue
-        if arg.keyword is not None:
-            if constraint.name is not None and arg.keyword.value == constraint.name:
-                return arg
-        else:
-            if constraint.position is not None and position == constraint.position:
-                return arg
-            position += 1
-    return None
-
-
-def _args_hold(walker: Walker, matcher: Matcher, node: cst.Call) -> bool:
-    if matcher.arity is not None and len(node.args) != matcher.arity:
-        return False
-    for constraint in matcher.args:
-        arg = _find_arg(node, constraint)
-        if constraint.missing:
-            if arg is not None or any(a.star for a in node.args):
-                return False
-            continue
-        if arg is None:
-            return False
-        if constraint.value is not None:
-            pattern = constraint.value
-            if not any(pattern.fullmatch(value) for value in _values(walker, arg.value)):
-                return False
-    return True
-
-
-def _keyword_holds(walker: Walker, matcher: Matcher, arg: cst.Arg, callees: tuple[str, ...], method: str | None) -> bool:
-    if matcher.in_call:
-        from fnmatch import fnmatchcase
-
-        names = [*callees, *((f".{method}",) if method else ())]
-        if not any(fnmatchcase(n, p) for n in names for p in matcher.in_call):
-            return False
-    if matcher.value is not None:
-        pattern = matcher.value
-        return any(pattern.fullmatch(value) for value in _values(walker, arg.value))
-    return True
-
-
 _HANDLERS: dict[type, Callable[[Walker, cst.CSTNode, str | None], None]] = {
     cst.Name: Walker.on_name,  # type: ignore[dict-item]
     cst.Attribute: Walker.on_attribute,  # type: ignore[dict-item]
@@ -1027,174 +879,6 @@ _HANDLERS: dict[type, Callable[[Walker, cst.CSTNode, str | None], None]] = {
 }
 
 
-# -- fallback-kept paths, skip conditions, supporting code ---------------------------------
-
-_CUDA_STRING = re.compile(r"cuda(:\d+)?")
-_SKIP_DECORATORS = frozenset({"skipif", "skipIf", "skipUnless"})
-"""`pytest.mark.skipif`, `unittest.skipIf` / `skipUnless`: a CUDA condition there makes the
-test a CUDA path that is skipped without CUDA."""
-_SKIP_CALLS = frozenset({"skip", "skipTest", "exit", "SkipTest"})
-_BENCHMARK_FUNCTIONS = ("bench*", "benchmark*", "*_benchmark", "*_bench")
-
-
-def _cuda_string(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return isinstance(value, str) and _CUDA_STRING.fullmatch(value) is not None
-    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
-        return any(_cuda_string(e.value) for e in node.elements)
-    return False
-
-
-def _cuda_polarity(walker: Walker, test: cst.BaseExpression) -> int:
-    """+1 when the test holds only with CUDA (`x.is_cuda`, `device.type == "cuda"`, an
-    availability check), -1 when it holds only without (`not ...`, `!= "cuda"`), else 0."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return -_cuda_polarity(walker, test.expression)
-    if isinstance(test, cst.BooleanOperation):
-        left, right = _cuda_polarity(walker, test.left), _cuda_polarity(walker, test.right)
-        if isinstance(test.operator, cst.And):
-            return 1 if 1 in (left, right) else 0
-        return -1 if -1 in (left, right) and 1 not in (left, right) else 0
-    if isinstance(test, cst.Attribute):
-        return 1 if test.attr.value == "is_cuda" else 0
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        comparison = test.comparisons[0]
-        operands = (test.left, comparison.comparator)
-        if not any(_cuda_string(o) for o in operands):
-            return 0
-        if not any(_is_device_operand(walker, o) for o in operands):
-            return 0
-        if isinstance(comparison.operator, (cst.Equal, cst.In, cst.Is)):
-            return 1
-        if isinstance(comparison.operator, (cst.NotEqual, cst.NotIn, cst.IsNot)):
-            return -1
-        return 0
-    return 1 if _mentions_guard(test, walker.index) else 0
-
-
-_TPU_STRING = re.compile(r"(xla|tpu)(:\d+)?")
-_TPU_NAME = re.compile(r"(?i)xla|tpu")
-
-
-def _tpu_test(walker: Walker, test: cst.BaseExpression) -> bool:
-    """A test for a TPU/XLA path (`device.type == "xla"`, `is_torch_xla_available()`,
-    `torch.tpu.is_available()`, `USE_TPU`): code on its other side has a TPU sibling."""
-    if isinstance(test, cst.BooleanOperation):
-        return _tpu_test(walker, test.left) or _tpu_test(walker, test.right)
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        operands = (test.left, test.comparisons[0].comparator)
-        strings = [o for o in operands if isinstance(o, (cst.SimpleString, cst.Tuple, cst.List, cst.Set))]
-        return any(_tpu_string(o) for o in strings) and any(_is_device_operand(walker, o) for o in operands)
-    if isinstance(test, cst.Call):
-        test = test.func
-    parts = dotted(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
-    return parts is not None and any(_TPU_NAME.search(part) for part in parts)
-
-
-def _tpu_string(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return isinstance(value, str) and _TPU_STRING.fullmatch(value) is not None
-    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
-        return any(_tpu_string(e.value) for e in node.elements)
-    return False
-
-
-def _is_exit(body: cst.BaseSuite) -> bool:
-    """A branch that leaves: return, raise, continue, break, or a test skip / exit call."""
-    statements = body.body
-    if not statements:
-        return False
-    last = statements[-1]
-    smalls = last.body if isinstance(last, cst.SimpleStatementLine) else (last,) if isinstance(last, cst.BaseSmallStatement) else ()
-    for small in smalls:
-        if isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
-            return True
-        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-            parts = dotted(small.value.func)
-            if parts is not None and parts[-1] in _SKIP_CALLS:
-                return True
-    return False
-
-
-def _exits_without_cuda(walker: Walker, statement: cst.CSTNode) -> bool:
-    """`if not torch.cuda.is_available(): return ...` or `pytest.importorskip(...)`."""
-    if isinstance(statement, cst.If):
-        if statement.orelse is not None or not _is_exit(statement.body):
-            return False
-        return _cuda_polarity(walker, statement.test) < 0 or _tpu_test(walker, statement.test)
-    if isinstance(statement, cst.SimpleStatementLine):
-        for small in statement.body:
-            value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
-            if isinstance(value, cst.Call):
-                parts = dotted(value.func)
-                if parts is not None and parts[-1] == "importorskip":
-                    return True
-    return False
-
-
-def _is_cuda_skip_decorator(walker: Walker, expression: cst.BaseExpression) -> bool:
-    if not isinstance(expression, cst.Call) or not expression.args:
-        return False
-    parts = dotted(expression.func)
-    if parts is None or parts[-1] not in _SKIP_DECORATORS:
-        return False
-    condition = expression.args[0].value
-    if _cuda_polarity(walker, condition) == 0:
-        return False
-    # A skip on any missing feature (`skipif(not _HAS_WEIGHTS_ONLY)`) is not a CUDA path.
-    return _CUDA_CONDITION.search(_CODE.code_for_node(condition)) is not None
-
-
-_CODE = cst.Module(body=[])
-_CUDA_CONDITION = re.compile(r"(?i)cuda|gpu|nvidia|triton|apex|flash|xformers|bitsandbytes|nccl|cudnn|cutlass|deepspeed")
-
-
-def _module_skip_mark(walker: Walker, statement: cst.CSTNode) -> bool:
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return False
-    for small in statement.body:
-        if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == "pytestmark" for t in small.targets):
-            values = [e.value for e in small.value.elements] if isinstance(small.value, (cst.List, cst.Tuple)) else [small.value]
-            return any(_is_cuda_skip_decorator(walker, v) for v in values)
-    return False
-
-
-def _role_of_function(name: str, decorators: tuple[str, ...]) -> str | None:
-    from fnmatch import fnmatchcase
-
-    if any(fnmatchcase(name, p) for p in _BENCHMARK_FUNCTIONS) or any("benchmark" in d for d in decorators):
-        return "benchmark"
-    if name.startswith("test_"):
-        return "test"
-    return None
-
-
-def _is_main_test(test: cst.BaseExpression) -> bool:
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
-    operands = (test.left, test.comparisons[0].comparator)
-    names = {o.value for o in operands if isinstance(o, cst.Name)}
-    strings = {o.evaluated_value for o in operands if isinstance(o, cst.SimpleString)}
-    return names == {"__name__"} and strings == {"__main__"}
-
-
-def _is_periodic(test: cst.BaseExpression) -> bool:
-    """`step % N == 0`, `(i + 1) % every == 0`, possibly `and`-ed with more conditions."""
-    if isinstance(test, cst.BooleanOperation):
-        return isinstance(test.operator, cst.And) and (_is_periodic(test.left) or _is_periodic(test.right))
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
-    comparison = test.comparisons[0]
-    if not isinstance(comparison.operator, cst.Equal):
-        return False
-    for left, right in ((test.left, comparison.comparator), (comparison.comparator, test.left)):
-        if isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Modulo) and isinstance(right, cst.Integer) and right.value == "0":
-            return True
-    return False
-
-
 def _made_on_host(qualified: str, call: cst.Call) -> bool:
     """A constructor call with no `device=` makes its tensor on the host; `torch.load`
     only when told `map_location="cpu"` (else tensors go back where they were saved)."""
@@ -1205,10 +889,3 @@ def _made_on_host(qualified: str, call: cst.Call) -> bool:
         where = keywords.get("map_location")
         return isinstance(where, cst.SimpleString) and where.evaluated_value == "cpu"
     return True
-
-
-def _host_annotation(walker: Walker, annotation: cst.BaseExpression) -> bool:
-    if isinstance(annotation, cst.Subscript):
-        annotation = annotation.value
-    qualified = walker.qualified(annotation)
-    return qualified is not None and qualified in walker.index.host_annotations

@@ -1,0 +1,75 @@
+"""requirements*.txt: pip's line joining and options, positions kept across joins."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from tpucheck.analyzers.manifests.model import Requirement, make_requirement, strip_comment
+from tpucheck.analyzers.manifests.pip import parse_pip_line
+from tpucheck.textpos import LineIndex
+
+
+def _logical_lines(t: LineIndex) -> Iterator[tuple[str, list[int]]]:
+    """pip's line joining: a line ending in a backslash continues on the next one.
+
+    Yields the joined text with, for every character, its offset in the file, so
+    positions survive the joining.
+    """
+    chars: list[str] = []
+    offsets: list[int] = []
+    for number, content in enumerate(t.lines(), start=1):
+        base = t.starts[number - 1]
+        is_comment = re.match(r"\s*#", content) is not None
+        if is_comment:
+            # A comment ends a continuation and contributes nothing.
+            if chars:
+                yield "".join(chars), offsets
+                chars, offsets = [], []
+            continue
+        continued = content.endswith("\\")
+        piece = content.rstrip("\\") if continued else content
+        chars.extend(piece)
+        offsets.extend(range(base, base + len(piece)))
+        if not continued:
+            yield "".join(chars), offsets
+            chars, offsets = [], []
+    if chars:
+        yield "".join(chars), offsets
+
+
+def parse_requirements_txt(text: str) -> list[Requirement]:
+    t = LineIndex(text)
+    found: list[Requirement] = []
+    for joined, offsets in _logical_lines(t):
+        content = strip_comment(joined)
+        stripped = content.strip()
+        if not stripped:
+            continue
+        parsed = parse_pip_line(stripped, allow_options=True)
+        if parsed is None:
+            continue
+        first = len(content) - len(content.lstrip())
+        last = first + len(stripped) - 1
+        found.append(make_requirement(t, parsed, stripped, "pip", offsets[first], offsets[last] + 1))
+    return found
+
+
+_BASE_REQUIREMENTS = frozenset({"requirements", "base", "main", "runtime", "install", "core", "default", "prod", "production", "common"})
+_REQUIREMENTS_AFFIX = re.compile(r"(?i)^(?:requirements[-_.](?P<after>.+)|(?P<before>.+?)[-_.]requirements)\.(?:txt|in)$")
+
+
+def requirements_extra(relpath: str) -> str | None:
+    """The optional set a requirements file holds, by its name: `requirements-mamba.txt`,
+    `dev-requirements.txt` and `requirements/docs.txt` are installed on request, as an
+    extra is; `requirements.txt`, `requirements/base.txt` or `runtime.txt` are the product's."""
+    parts = relpath.replace("\\", "/").split("/")
+    name = parts[-1]
+    if len(parts) > 1 and parts[-2].lower() == "requirements":
+        stem = name.rsplit(".", 1)[0].lower()
+        return None if stem in _BASE_REQUIREMENTS else stem
+    match = _REQUIREMENTS_AFFIX.match(name)
+    if match is None:
+        return None
+    extra = (match.group("after") or match.group("before") or "").lower()
+    return None if extra in _BASE_REQUIREMENTS else extra
