@@ -15,28 +15,23 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tpucheck.analyzers.python import bindings, flow
+from tpucheck.analyzers.python.bindings import ASSIGNMENT
 from tpucheck.analyzers.python.conditions import (
-    catches,
-    cuda_polarity,
     exits_without_cuda,
     host_annotation,
     is_cuda_skip_decorator,
     is_device_operand,
-    is_exit,
-    is_main_test,
-    is_periodic,
-    mentions_guard,
     module_skip_mark,
     role_of_function,
-    tpu_test,
 )
 from tpucheck.analyzers.python.constraints import args_hold, call_label, keyword_holds, static_string
 from tpucheck.analyzers.python.index import PythonIndex, RuleMatcher
-from tpucheck.analyzers.python.scope import Scope, dotted, import_from_module, target_names
+from tpucheck.analyzers.python.scope import Scope, dotted
 from tpucheck.names import GlobTable
 from tpucheck.ruleset.model import Matcher
 
-ARGUMENT, ASSIGNMENT, COMPARISON = "argument", "assignment", "comparison"
+ARGUMENT, COMPARISON = "argument", "comparison"
 
 _SKIPPED_FIELDS = (
     "whitespace",
@@ -97,9 +92,6 @@ class Hit:
     """A method call whose receiver is known to live on the host (NumPy, `.cpu()`, literals)."""
 
 
-OTHER_DEVICE_MODULES = ("torch.npu.", "torch.xpu.", "torch.mps.", "torch.tpu.", "torch_npu.", "torch_xla.", "intel_extension_for_pytorch.")
-"""Modules of accelerators other than CUDA: what their objects do is not a CUDA-ism."""
-
 
 class Walker:
     conditional_aliases = False
@@ -139,7 +131,7 @@ class Walker:
     # -- entry -------------------------------------------------------------------------
 
     def run(self, module: cst.Module) -> list[Hit]:
-        self._bind_module_imports(module.body)
+        bindings.bind_module_imports(self, module.body)
         # `pytestmark = pytest.mark.skipif(<no CUDA>)` skips every test of the module.
         marked = any(module_skip_mark(self, statement) for statement in module.body)
         self.guard_depth += marked
@@ -167,36 +159,6 @@ class Walker:
 
     def on_indented_block(self, node: cst.IndentedBlock, ctx: str | None) -> None:
         self.walk_block(node.body)
-
-    def _bind_module_imports(self, statements: object) -> None:
-        """Module-level imports, and aliases assigned from them (`sync =
-        torch.cuda.synchronize`), apply to function bodies written above them."""
-        for statement in statements:  # type: ignore[attr-defined]
-            if isinstance(statement, cst.SimpleStatementLine):
-                for small in statement.body:
-                    if isinstance(small, (cst.Import, cst.ImportFrom)):
-                        self.scope.bind_import(small)
-                    elif isinstance(small, cst.Assign):
-                        self._bind_targets([t.target for t in small.targets], small.value)
-                    elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                        self._bind_targets([small.target], small.value)
-            elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-                self.scope.unbind(statement.name.value)  # `def sync(): ...` replaces an alias
-            elif isinstance(statement, cst.Match):
-                for case in statement.cases:
-                    if isinstance(case.body, cst.IndentedBlock):
-                        self._bind_module_imports(case.body.body)
-            elif isinstance(statement, (cst.If, cst.Try, cst.With, cst.TryStar)):
-                blocks = [statement.body, *(h.body for h in getattr(statement, "handlers", ()))]
-                orelse = getattr(statement, "orelse", None)
-                while isinstance(orelse, cst.If):
-                    blocks.append(orelse.body)
-                    orelse = orelse.orelse
-                if orelse is not None:
-                    blocks.append(orelse.body)
-                for block in blocks:
-                    if isinstance(block, cst.IndentedBlock):
-                        self._bind_module_imports(block.body)
 
     # -- traversal ---------------------------------------------------------------------
 
@@ -340,77 +302,7 @@ class Walker:
 
     # -- imports -----------------------------------------------------------------------
 
-    def on_import(self, node: cst.Import, ctx: str | None) -> None:
-        # An import inside a function is lazy: the module loads without the package, and
-        # only the path that calls the function needs it (an optional integration).
-        lazy = bool(self.functions)
-        self.guard_depth += lazy
-        try:
-            self._on_import(node)
-        finally:
-            self.guard_depth -= lazy
-
-    def _on_import(self, node: cst.Import) -> None:
-        self.scope.bind_import(node)
-        if self.type_checking:
-            return
-        if not self.index.imports:
-            return
-        for alias in node.names:
-            parts = dotted(alias.name)
-            if parts is None:
-                continue
-            if not self.foreign(parts[0]):
-                continue
-            seen: set[str] = set()
-            for rule_matcher in self.index.imports.lookup(".".join(parts)):
-                if rule_matcher[0].id not in seen:
-                    seen.add(rule_matcher[0].id)
-                    self.hit(rule_matcher, alias.name, detail=".".join(parts))
-
-    def on_import_from(self, node: cst.ImportFrom, ctx: str | None) -> None:
-        lazy = bool(self.functions)
-        self.guard_depth += lazy
-        try:
-            self._on_import_from(node)
-        finally:
-            self.guard_depth -= lazy
-
-    def _on_import_from(self, node: cst.ImportFrom) -> None:
-        self.scope.bind_import(node)
-        if self.type_checking:
-            return
-        module = import_from_module(node)
-        if module is None or not self.index.imports or not self.foreign(module):
-            return
-        seen: set[str] = set()
-        assert node.module is not None
-        for rule_matcher in self.index.imports.lookup(module):
-            if rule_matcher[0].id not in seen:
-                seen.add(rule_matcher[0].id)
-                self.hit(rule_matcher, node.module, detail=module)
-        if isinstance(node.names, cst.ImportStar):
-            return
-        for alias in node.names:
-            if isinstance(alias.name, cst.Name):
-                qualified = f"{module}.{alias.name.value}"
-                for rule_matcher in self.index.imports.lookup(qualified):
-                    if rule_matcher[0].id not in seen:
-                        seen.add(rule_matcher[0].id)
-                        self.hit(rule_matcher, alias.name, detail=qualified)
-
     # -- calls -------------------------------------------------------------------------
-
-    def other_device_receiver(self, receiver: cst.BaseExpression) -> bool:
-        """Whether a method's receiver comes from another accelerator's module (a call or
-        attribute chain rooted at `torch.npu`, `torch.xpu`, `torch.mps`, `torch.tpu`...): a
-        stream or event of that device, which a rule about CUDA's must leave alone."""
-        while isinstance(receiver, (cst.Call, cst.Subscript)):
-            receiver = receiver.func if isinstance(receiver, cst.Call) else receiver.value
-        if not isinstance(receiver, (cst.Attribute, cst.Name)):
-            return False
-        qualified = self.qualified(receiver)
-        return qualified is not None and qualified.startswith(OTHER_DEVICE_MODULES)
 
     def on_call(self, node: cst.Call, ctx: str | None) -> None:
         index = self.index
@@ -429,10 +321,10 @@ class Walker:
             if parts is None or not self.scope.is_module(parts[0]):
                 method = func.attr.value
                 rule_matchers = index.method.lookup(method)
-                if rule_matchers and self.other_device_receiver(func.value):
+                if rule_matchers and bindings.other_device_receiver(self, func.value):
                     rule_matchers = ()  # `torch.npu.current_stream().wait_stream(s)`: not CUDA's
                 if rule_matchers:
-                    self.receiver_on_host = method in index.host_methods and self.on_host(func.value)
+                    self.receiver_on_host = method in index.host_methods and bindings.on_host(self, func.value)
                     try:
                         for rule_matcher in rule_matchers:
                             if args_hold(self, rule_matcher[1], node):
@@ -551,20 +443,6 @@ class Walker:
             if isinstance(star, cst.Param) and star.annotation is not None:
                 self.walk(star.annotation)
 
-    def on_loop(self, node: cst.For | cst.While, ctx: str | None) -> None:
-        if isinstance(node, cst.For):
-            self.walk(node.target)
-            self.walk(node.iter)
-        else:
-            self.walk(node.test)
-        self.loop_depth += 1
-        try:
-            self.walk(node.body)
-        finally:
-            self.loop_depth -= 1
-        if node.orelse is not None:
-            self.walk(node.orelse)
-
     def on_comprehension(self, node: cst.CSTNode, ctx: str | None) -> None:
         """`[t.item() for t in ts]` runs its element once per item: a loop."""
         self.loop_depth += 1
@@ -573,167 +451,15 @@ class Walker:
         finally:
             self.loop_depth -= 1
 
-    def on_try(self, node: cst.Try, ctx: str | None) -> None:
-        guarded = any(catches(handler, self.index.guard_exceptions) for handler in node.handlers)
-        self.guard_depth += guarded
-        try:
-            self.walk(node.body)
-        finally:
-            self.guard_depth -= guarded
-        self.walk_all(node.handlers)
-        if node.orelse is not None:
-            self.walk(node.orelse)
-        if node.finalbody is not None:
-            self.walk(node.finalbody)
-
-    def on_if(self, node: cst.If, ctx: str | None) -> None:
-        test_parts = dotted(node.test)
-        if test_parts is not None and test_parts[-1] == "TYPE_CHECKING":
-            self.type_checking += 1
-            try:
-                self.walk(node.body)
-            finally:
-                self.type_checking -= 1
-            if node.orelse is not None:
-                self.walk(node.orelse)
-            return
-        available = mentions_guard(node.test, self.index)
-        polarity = cuda_polarity(self, node.test)
-        skip = polarity < 0 and is_exit(node.body)
-        self.guard_test = available and (polarity > 0 or skip)
-        try:
-            self.walk(node.test)
-        finally:
-            self.guard_test = False
-        # An availability check marks both branches (the existing contract); a device
-        # test (`x.is_cuda`, `device.type == "cuda"`) marks the branch that is CUDA.
-        body_guarded = available or polarity > 0
-        # `if <xla/tpu>: ... else: <CUDA>`: the CUDA branch has a TPU sibling.
-        else_guarded = available or (polarity < 0 and not skip) or tpu_test(self, node.test)
-        periodic = is_periodic(node.test)
-        outer_role = self.role
-        if outer_role is None and is_main_test(node.test):
-            self.role = "example"
-        self.periodic_depth += periodic
-        try:
-            self.guard_depth += body_guarded
-            try:
-                self.walk(node.body)
-            finally:
-                self.guard_depth -= body_guarded
-        finally:
-            self.periodic_depth -= periodic
-            self.role = outer_role
-        if node.orelse is not None:
-            self.guard_depth += else_guarded
-            try:
-                self.walk(node.orelse)
-            finally:
-                self.guard_depth -= else_guarded
-
     # -- device contexts -----------------------------------------------------------------
 
     def _is_device_name(self, name: str) -> bool:
         return self._device_names is not None and self._device_names.search(name) is not None
 
-    def _is_device_target(self, target: cst.BaseExpression) -> bool:
-        if isinstance(target, cst.Name):
-            return self._is_device_name(target.value)
-        if isinstance(target, cst.Attribute):
-            return self._is_device_name(target.attr.value)
-        if isinstance(target, cst.Subscript):
-            index = target.slice[0].slice if len(target.slice) == 1 else None
-            return isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) and self._is_device_name(index.value.value.strip("'\""))
-        return False
-
-    def on_assign(self, node: cst.Assign, ctx: str | None) -> None:
-        device = False
-        for target in node.targets:
-            self._walk_target(target.target)
-            device = device or self._is_device_target(target.target)
-        self.walk(node.value, ASSIGNMENT if device else None)
-        self._bind_targets([t.target for t in node.targets], node.value)
-        host = self.on_host(node.value)
-        for target in node.targets:
-            if isinstance(target.target, cst.Name):
-                if host:
-                    self.host_names.add(target.target.value)
-                else:
-                    self.host_names.discard(target.target.value)
-
-    def on_host(self, node: cst.BaseExpression) -> bool:
-        """Whether a value certainly lives on the host: a Python literal, a NumPy call,
-        a `.cpu()`/`.numpy()`/`.tolist()`/`.item()` result, or a name last bound to one."""
-        if isinstance(node, (cst.Integer, cst.Float, cst.List, cst.Dict, cst.Tuple, cst.Set, cst.ListComp, cst.DictComp, cst.SimpleString)):
-            return True
-        if isinstance(node, cst.Name):
-            return node.value in self.host_names
-        if isinstance(node, cst.Subscript):
-            return self.on_host(node.value)  # an item of host data (`state["step"]`)
-        if isinstance(node, cst.Call):
-            func = node.func
-            if isinstance(func, cst.Attribute):
-                parts = dotted(func)
-                if parts is None or not self.scope.is_module(parts[0]):
-                    return func.attr.value in self.index.host_results
-            qualified = self.qualified(func)
-            if qualified is None:
-                return False
-            if qualified in self.index.host_constructors:
-                return _made_on_host(qualified, node)
-            return qualified.split(".", 1)[0] in self.index.host_modules
-        return False
-
-    def _walk_target(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
-            return  # binding a name is no use of what it named before
-        self.storing = isinstance(target, cst.Attribute)
-        try:
-            self.walk(target)
-        finally:
-            self.storing = False
-
-    def on_ann_assign(self, node: cst.AnnAssign, ctx: str | None) -> None:
-        self._walk_target(node.target)
-        self.walk(node.annotation)
-        if node.value is not None:
-            self.walk(node.value, ASSIGNMENT if self._is_device_target(node.target) else None)
-            self._bind_targets([node.target], node.value)
-
-    def _bind_targets(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
-        """`name = <resolved name>` makes `name` an alias as the walk proceeds; any other
-        value clears one, except `None` (`except ImportError: fn = None`): a name bound
-        to None is never called, so its uses all mean the other binding."""
-        resolved = self._alias_of(value)
-        if resolved is not None and len(resolved) > 1:
-            self.conditional_aliases = True
-        for target in targets:
-            if isinstance(target, cst.Name) and resolved is not None:
-                self.scope.bind_alias(target.value, resolved)
-                if not self.alias_names:
-                    self.alias_names = set()
-                self.alias_names.add(target.value)  # type: ignore[union-attr]
-            elif not (isinstance(value, cst.Name) and value.value == "None"):
-                for name in target_names(target):
-                    self.scope.unbind(name)
-
-    def _alias_of(self, value: cst.BaseExpression) -> tuple[str, ...] | None:
-        """The qualified names a value stands for: a resolved dotted name, or each
-        resolved arm of a conditional expression."""
-        if isinstance(value, (cst.Name, cst.Attribute)):
-            qualified = self.qualified(value)
-            if qualified is None or qualified.startswith("builtins."):
-                return None
-            return self.alternatives(value, qualified)
-        if isinstance(value, cst.IfExp):
-            arms = (self._alias_of(value.body) or ()) + (self._alias_of(value.orelse) or ())
-            return tuple(dict.fromkeys(arms)) or None
-        return None
-
     def on_named_expr(self, node: cst.NamedExpr, ctx: str | None) -> None:
         """`(sync := torch.cuda.synchronize)` binds as an assignment does."""
         self.walk(node.value, ctx)
-        self._bind_targets([node.target], node.value)
+        bindings.bind_targets(self, [node.target], node.value)
 
     def on_declaration(self, node: cst.Global | cst.Nonlocal, ctx: str | None) -> None:
         """`global cuda` names a variable; it uses nothing."""
@@ -772,34 +498,16 @@ class Walker:
         self.walk(node.left)
         self.walk(node.right)
 
-    def on_if_expression(self, node: cst.IfExp, ctx: str | None) -> None:
-        """`"cuda" if torch.cuda.is_available() else "cpu"`: both branches are optional
-        paths, as under an `if` with the same test; a device context reaches both."""
-        self.walk(node.test)
-        available = mentions_guard(node.test, self.index)
-        polarity = cuda_polarity(self, node.test)
-        body, orelse = available or polarity > 0, available or polarity < 0
-        self.guard_depth += body
-        try:
-            self.walk(node.body, ctx)
-        finally:
-            self.guard_depth -= body
-        self.guard_depth += orelse
-        try:
-            self.walk(node.orelse, ctx)
-        finally:
-            self.guard_depth -= orelse
-
     def on_transparent(self, node: cst.CSTNode, ctx: str | None) -> None:
         """Containers and conditionals pass a device context on to their values."""
         if isinstance(node, cst.IfExp):
-            self.on_if_expression(node, ctx)
+            flow.on_if_expression(self, node, ctx)
             return
         if ctx is None:
             self.walk_fields(node)
             return
         if isinstance(node, cst.IfExp):
-            self.on_if_expression(node, ctx)
+            flow.on_if_expression(self, node, ctx)
         elif isinstance(node, cst.BooleanOperation):
             self.walk(node.left, ctx)
             self.walk(node.right, ctx)
@@ -841,17 +549,17 @@ def _claimed(matcher: Matcher, names: list[str], fulls: tuple[str, ...], called:
 _HANDLERS: dict[type, Callable[[Walker, cst.CSTNode, str | None], None]] = {
     cst.Name: Walker.on_name,  # type: ignore[dict-item]
     cst.Attribute: Walker.on_attribute,  # type: ignore[dict-item]
-    cst.Import: Walker.on_import,  # type: ignore[dict-item]
-    cst.ImportFrom: Walker.on_import_from,  # type: ignore[dict-item]
+    cst.Import: bindings.on_import,  # type: ignore[dict-item]
+    cst.ImportFrom: bindings.on_import_from,  # type: ignore[dict-item]
     cst.Call: Walker.on_call,  # type: ignore[dict-item]
     cst.Decorator: Walker.on_decorator,  # type: ignore[dict-item]
     cst.FunctionDef: Walker.on_function,  # type: ignore[dict-item]
     cst.ClassDef: Walker.on_function,  # type: ignore[dict-item]
     cst.Lambda: Walker.on_lambda,  # type: ignore[dict-item]
-    cst.For: Walker.on_loop,  # type: ignore[dict-item]
-    cst.While: Walker.on_loop,  # type: ignore[dict-item]
-    cst.Try: Walker.on_try,  # type: ignore[dict-item]
-    cst.TryStar: Walker.on_try,  # type: ignore[dict-item]
+    cst.For: flow.on_loop,  # type: ignore[dict-item]
+    cst.While: flow.on_loop,  # type: ignore[dict-item]
+    cst.Try: flow.on_try,  # type: ignore[dict-item]
+    cst.TryStar: flow.on_try,  # type: ignore[dict-item]
     cst.NamedExpr: Walker.on_named_expr,  # type: ignore[dict-item]
     cst.Global: Walker.on_declaration,  # type: ignore[dict-item]
     cst.Nonlocal: Walker.on_declaration,  # type: ignore[dict-item]
@@ -861,10 +569,10 @@ _HANDLERS: dict[type, Callable[[Walker, cst.CSTNode, str | None], None]] = {
     cst.SetComp: Walker.on_comprehension,
     cst.DictComp: Walker.on_comprehension,
     cst.GeneratorExp: Walker.on_comprehension,
-    cst.If: Walker.on_if,  # type: ignore[dict-item]
+    cst.If: flow.on_if,  # type: ignore[dict-item]
     cst.IndentedBlock: Walker.on_indented_block,  # type: ignore[dict-item]
-    cst.Assign: Walker.on_assign,  # type: ignore[dict-item]
-    cst.AnnAssign: Walker.on_ann_assign,  # type: ignore[dict-item]
+    cst.Assign: bindings.on_assign,  # type: ignore[dict-item]
+    cst.AnnAssign: bindings.on_ann_assign,  # type: ignore[dict-item]
     cst.Comparison: Walker.on_comparison,  # type: ignore[dict-item]
     cst.SimpleString: Walker.on_string,  # type: ignore[dict-item]
     cst.ConcatenatedString: Walker.on_concatenated_string,  # type: ignore[dict-item]
@@ -877,15 +585,3 @@ _HANDLERS: dict[type, Callable[[Walker, cst.CSTNode, str | None], None]] = {
     cst.Tuple: Walker.on_transparent,
     cst.Set: Walker.on_transparent,
 }
-
-
-def _made_on_host(qualified: str, call: cst.Call) -> bool:
-    """A constructor call with no `device=` makes its tensor on the host; `torch.load`
-    only when told `map_location="cpu"` (else tensors go back where they were saved)."""
-    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
-    if "device" in keywords:
-        return False
-    if qualified == "torch.load":
-        where = keywords.get("map_location")
-        return isinstance(where, cst.SimpleString) and where.evaluated_value == "cpu"
-    return True

@@ -1,0 +1,241 @@
+"""What the walk learns from bindings: imports (and the dependency rules they trip),
+assignments that make aliases (`sync = torch.cuda.synchronize`), and values known to live
+on the host. Apart from the walk so that walker.py stays about traversal and matching.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from tpucheck.analyzers.python.scope import dotted, import_from_module, target_names
+
+if TYPE_CHECKING:
+    from tpucheck.analyzers.python.walker import Walker
+
+ASSIGNMENT = "assignment"
+"""The device context of a value bound to a device-like name (walker.py's ARGUMENT,
+ASSIGNMENT and COMPARISON; this one is bound here)."""
+OTHER_DEVICE_MODULES = ("torch.npu.", "torch.xpu.", "torch.mps.", "torch.tpu.", "torch_npu.", "torch_xla.", "intel_extension_for_pytorch.")
+"""Modules of accelerators other than CUDA: what their objects do is not a CUDA-ism."""
+
+
+
+def bind_module_imports(walker: Walker, statements: object) -> None:
+    """Module-level imports, and aliases assigned from them (`sync =
+    torch.cuda.synchronize`), apply to function bodies written above them."""
+    for statement in statements:  # type: ignore[attr-defined]
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    walker.scope.bind_import(small)
+                elif isinstance(small, cst.Assign):
+                    bind_targets(walker, [t.target for t in small.targets], small.value)
+                elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                    bind_targets(walker, [small.target], small.value)
+        elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            walker.scope.unbind(statement.name.value)  # `def sync(): ...` replaces an alias
+        elif isinstance(statement, cst.Match):
+            for case in statement.cases:
+                if isinstance(case.body, cst.IndentedBlock):
+                    bind_module_imports(walker, case.body.body)
+        elif isinstance(statement, (cst.If, cst.Try, cst.With, cst.TryStar)):
+            blocks = [statement.body, *(h.body for h in getattr(statement, "handlers", ()))]
+            orelse = getattr(statement, "orelse", None)
+            while isinstance(orelse, cst.If):
+                blocks.append(orelse.body)
+                orelse = orelse.orelse
+            if orelse is not None:
+                blocks.append(orelse.body)
+            for block in blocks:
+                if isinstance(block, cst.IndentedBlock):
+                    bind_module_imports(walker, block.body)
+
+
+def on_import(walker: Walker, node: cst.Import, ctx: str | None) -> None:
+    # An import inside a function is lazy: the module loads without the package, and
+    # only the path that calls the function needs it (an optional integration).
+    lazy = bool(walker.functions)
+    walker.guard_depth += lazy
+    try:
+        import_hits(walker, node)
+    finally:
+        walker.guard_depth -= lazy
+
+
+def import_hits(walker: Walker, node: cst.Import) -> None:
+    walker.scope.bind_import(node)
+    if walker.type_checking:
+        return
+    if not walker.index.imports:
+        return
+    for alias in node.names:
+        parts = dotted(alias.name)
+        if parts is None:
+            continue
+        if not walker.foreign(parts[0]):
+            continue
+        seen: set[str] = set()
+        for rule_matcher in walker.index.imports.lookup(".".join(parts)):
+            if rule_matcher[0].id not in seen:
+                seen.add(rule_matcher[0].id)
+                walker.hit(rule_matcher, alias.name, detail=".".join(parts))
+
+
+def on_import_from(walker: Walker, node: cst.ImportFrom, ctx: str | None) -> None:
+    lazy = bool(walker.functions)
+    walker.guard_depth += lazy
+    try:
+        import_from_hits(walker, node)
+    finally:
+        walker.guard_depth -= lazy
+
+
+def import_from_hits(walker: Walker, node: cst.ImportFrom) -> None:
+    walker.scope.bind_import(node)
+    if walker.type_checking:
+        return
+    module = import_from_module(node)
+    if module is None or not walker.index.imports or not walker.foreign(module):
+        return
+    seen: set[str] = set()
+    assert node.module is not None
+    for rule_matcher in walker.index.imports.lookup(module):
+        if rule_matcher[0].id not in seen:
+            seen.add(rule_matcher[0].id)
+            walker.hit(rule_matcher, node.module, detail=module)
+    if isinstance(node.names, cst.ImportStar):
+        return
+    for alias in node.names:
+        if isinstance(alias.name, cst.Name):
+            qualified = f"{module}.{alias.name.value}"
+            for rule_matcher in walker.index.imports.lookup(qualified):
+                if rule_matcher[0].id not in seen:
+                    seen.add(rule_matcher[0].id)
+                    walker.hit(rule_matcher, alias.name, detail=qualified)
+
+
+def on_assign(walker: Walker, node: cst.Assign, ctx: str | None) -> None:
+    device = False
+    for target in node.targets:
+        walk_target(walker, target.target)
+        device = device or is_device_target(walker, target.target)
+    walker.walk(node.value, ASSIGNMENT if device else None)
+    bind_targets(walker, [t.target for t in node.targets], node.value)
+    host = on_host(walker, node.value)
+    for target in node.targets:
+        if isinstance(target.target, cst.Name):
+            if host:
+                walker.host_names.add(target.target.value)
+            else:
+                walker.host_names.discard(target.target.value)
+
+
+def on_ann_assign(walker: Walker, node: cst.AnnAssign, ctx: str | None) -> None:
+    walk_target(walker, node.target)
+    walker.walk(node.annotation)
+    if node.value is not None:
+        walker.walk(node.value, ASSIGNMENT if is_device_target(walker, node.target) else None)
+        bind_targets(walker, [node.target], node.value)
+
+
+def bind_targets(walker: Walker, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
+    """`name = <resolved name>` makes `name` an alias as the walk proceeds; any other
+    value clears one, except `None` (`except ImportError: fn = None`): a name bound
+    to None is never called, so its uses all mean the other binding."""
+    resolved = alias_of(walker, value)
+    if resolved is not None and len(resolved) > 1:
+        walker.conditional_aliases = True
+    for target in targets:
+        if isinstance(target, cst.Name) and resolved is not None:
+            walker.scope.bind_alias(target.value, resolved)
+            if not walker.alias_names:
+                walker.alias_names = set()
+            walker.alias_names.add(target.value)  # type: ignore[union-attr]
+        elif not (isinstance(value, cst.Name) and value.value == "None"):
+            for name in target_names(target):
+                walker.scope.unbind(name)
+
+
+def alias_of(walker: Walker, value: cst.BaseExpression) -> tuple[str, ...] | None:
+    """The qualified names a value stands for: a resolved dotted name, or each
+    resolved arm of a conditional expression."""
+    if isinstance(value, (cst.Name, cst.Attribute)):
+        qualified = walker.qualified(value)
+        if qualified is None or qualified.startswith("builtins."):
+            return None
+        return walker.alternatives(value, qualified)
+    if isinstance(value, cst.IfExp):
+        arms = (alias_of(walker, value.body) or ()) + (alias_of(walker, value.orelse) or ())
+        return tuple(dict.fromkeys(arms)) or None
+    return None
+
+
+def walk_target(walker: Walker, target: cst.BaseExpression) -> None:
+    if isinstance(target, cst.Name):
+        return  # binding a name is no use of what it named before
+    walker.storing = isinstance(target, cst.Attribute)
+    try:
+        walker.walk(target)
+    finally:
+        walker.storing = False
+
+
+def on_host(walker: Walker, node: cst.BaseExpression) -> bool:
+    """Whether a value certainly lives on the host: a Python literal, a NumPy call,
+    a `.cpu()`/`.numpy()`/`.tolist()`/`.item()` result, or a name last bound to one."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.List, cst.Dict, cst.Tuple, cst.Set, cst.ListComp, cst.DictComp, cst.SimpleString)):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in walker.host_names
+    if isinstance(node, cst.Subscript):
+        return on_host(walker, node.value)  # an item of host data (`state["step"]`)
+    if isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            parts = dotted(func)
+            if parts is None or not walker.scope.is_module(parts[0]):
+                return func.attr.value in walker.index.host_results
+        qualified = walker.qualified(func)
+        if qualified is None:
+            return False
+        if qualified in walker.index.host_constructors:
+            return _made_on_host(qualified, node)
+        return qualified.split(".", 1)[0] in walker.index.host_modules
+    return False
+
+
+def is_device_target(walker: Walker, target: cst.BaseExpression) -> bool:
+    if isinstance(target, cst.Name):
+        return walker._is_device_name(target.value)
+    if isinstance(target, cst.Attribute):
+        return walker._is_device_name(target.attr.value)
+    if isinstance(target, cst.Subscript):
+        index = target.slice[0].slice if len(target.slice) == 1 else None
+        return isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) and walker._is_device_name(index.value.value.strip("'\""))
+    return False
+
+
+def other_device_receiver(walker: Walker, receiver: cst.BaseExpression) -> bool:
+    """Whether a method's receiver comes from another accelerator's module (a call or
+    attribute chain rooted at `torch.npu`, `torch.xpu`, `torch.mps`, `torch.tpu`...): a
+    stream or event of that device, which a rule about CUDA's must leave alone."""
+    while isinstance(receiver, (cst.Call, cst.Subscript)):
+        receiver = receiver.func if isinstance(receiver, cst.Call) else receiver.value
+    if not isinstance(receiver, (cst.Attribute, cst.Name)):
+        return False
+    qualified = walker.qualified(receiver)
+    return qualified is not None and qualified.startswith(OTHER_DEVICE_MODULES)
+
+
+def _made_on_host(qualified: str, call: cst.Call) -> bool:
+    """A constructor call with no `device=` makes its tensor on the host; `torch.load`
+    only when told `map_location="cpu"` (else tensors go back where they were saved)."""
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    if "device" in keywords:
+        return False
+    if qualified == "torch.load":
+        where = keywords.get("map_location")
+        return isinstance(where, cst.SimpleString) and where.evaluated_value == "cpu"
+    return True

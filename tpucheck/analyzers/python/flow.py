@@ -1,0 +1,110 @@
+"""Control flow as the walk sees it: which branches are guarded (a CUDA path with a
+fallback), which are test skips, periodic or `__main__` blocks, and what a `try` with an
+`except ImportError` keeps optional. The conditions themselves are judged in conditions.py.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from tpucheck.analyzers.python.conditions import catches, cuda_polarity, is_exit, is_main_test, is_periodic, mentions_guard, tpu_test
+from tpucheck.analyzers.python.scope import dotted
+
+if TYPE_CHECKING:
+    from tpucheck.analyzers.python.walker import Walker
+
+
+def on_if(walker: Walker, node: cst.If, ctx: str | None) -> None:
+    test_parts = dotted(node.test)
+    if test_parts is not None and test_parts[-1] == "TYPE_CHECKING":
+        walker.type_checking += 1
+        try:
+            walker.walk(node.body)
+        finally:
+            walker.type_checking -= 1
+        if node.orelse is not None:
+            walker.walk(node.orelse)
+        return
+    available = mentions_guard(node.test, walker.index)
+    polarity = cuda_polarity(walker, node.test)
+    skip = polarity < 0 and is_exit(node.body)
+    walker.guard_test = available and (polarity > 0 or skip)
+    try:
+        walker.walk(node.test)
+    finally:
+        walker.guard_test = False
+    # An availability check marks both branches (the existing contract); a device
+    # test (`x.is_cuda`, `device.type == "cuda"`) marks the branch that is CUDA.
+    body_guarded = available or polarity > 0
+    # `if <xla/tpu>: ... else: <CUDA>`: the CUDA branch has a TPU sibling.
+    else_guarded = available or (polarity < 0 and not skip) or tpu_test(walker, node.test)
+    periodic = is_periodic(node.test)
+    outer_role = walker.role
+    if outer_role is None and is_main_test(node.test):
+        walker.role = "example"
+    walker.periodic_depth += periodic
+    try:
+        walker.guard_depth += body_guarded
+        try:
+            walker.walk(node.body)
+        finally:
+            walker.guard_depth -= body_guarded
+    finally:
+        walker.periodic_depth -= periodic
+        walker.role = outer_role
+    if node.orelse is not None:
+        walker.guard_depth += else_guarded
+        try:
+            walker.walk(node.orelse)
+        finally:
+            walker.guard_depth -= else_guarded
+
+
+def on_try(walker: Walker, node: cst.Try, ctx: str | None) -> None:
+    guarded = any(catches(handler, walker.index.guard_exceptions) for handler in node.handlers)
+    walker.guard_depth += guarded
+    try:
+        walker.walk(node.body)
+    finally:
+        walker.guard_depth -= guarded
+    walker.walk_all(node.handlers)
+    if node.orelse is not None:
+        walker.walk(node.orelse)
+    if node.finalbody is not None:
+        walker.walk(node.finalbody)
+
+
+def on_loop(walker: Walker, node: cst.For | cst.While, ctx: str | None) -> None:
+    if isinstance(node, cst.For):
+        walker.walk(node.target)
+        walker.walk(node.iter)
+    else:
+        walker.walk(node.test)
+    walker.loop_depth += 1
+    try:
+        walker.walk(node.body)
+    finally:
+        walker.loop_depth -= 1
+    if node.orelse is not None:
+        walker.walk(node.orelse)
+
+
+def on_if_expression(walker: Walker, node: cst.IfExp, ctx: str | None) -> None:
+    """`"cuda" if torch.cuda.is_available() else "cpu"`: both branches are optional
+    paths, as under an `if` with the same test; a device context reaches both."""
+    walker.walk(node.test)
+    available = mentions_guard(node.test, walker.index)
+    polarity = cuda_polarity(walker, node.test)
+    body, orelse = available or polarity > 0, available or polarity < 0
+    walker.guard_depth += body
+    try:
+        walker.walk(node.body, ctx)
+    finally:
+        walker.guard_depth -= body
+    walker.guard_depth += orelse
+    try:
+        walker.walk(node.orelse, ctx)
+    finally:
+        walker.guard_depth -= orelse
