@@ -59,3 +59,25 @@ def test_built_in_rules_stay_strict() -> None:
 def test_a_category_must_still_look_like_one() -> None:
     _, _, problems = parse_rule_file(MINIMAL.replace("acme-internal", "Acme Internal"), "team/acme.yaml")
     assert [(p.line, p.field) for p in problems] == [(4, "rule ACME001 category")]
+
+
+def test_flag_examples_may_mark_the_expected_line(tmp_path: Path) -> None:
+    marked = MINIMAL + (
+        "    examples:\n"
+        "      flag:\n"
+        "        - |\n"
+        "          import acme.gpu\n"
+        "          x = 1\n"
+        "          acme.gpu.launch(kernel)  # expect\n"
+        "        - |\n"
+        "          import acme.gpu\n"
+        "          acme.gpu.launch(kernel)\n"
+        "          y = 2  # expect\n"
+    )
+    rules, _, problems = parse_rule_file(marked, "team/acme.yaml")
+    assert problems == []
+    from tpucheck.testing import rule_examples, run_example
+
+    ruleset = load_ruleset().with_rules(tuple(rules))
+    outcomes = [run_example(ruleset, rules[0], example, expect, number) for expect, number, example in rule_examples(rules[0])]
+    assert [o.problem for o in outcomes] == [None, "not flagged on line 3 marked `# expect` (flagged on 2)"]

@@ -8,6 +8,7 @@ test` runs it over a team's rule files.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from tpucheck.analyzers import analyze_text, build_context
@@ -32,6 +33,15 @@ class ExampleOutcome:
         return self.problem is None
 
 
+_EXPECT = re.compile(r"(?:#|//)\s*expect\s*$")
+
+
+def expected_lines(code: str) -> set[int]:
+    """Lines a flag example marks with a trailing `# expect` (`// expect` in C, CUDA and
+    the like), as semgrep's `# ruleid:`: the finding must be there, not anywhere."""
+    return {number for number, line in enumerate(code.splitlines(), start=1) if _EXPECT.search(line)}
+
+
 def run_example(ruleset: Ruleset, rule: Rule, example: Example, expect: str, number: int = 1) -> ExampleOutcome:
     path = example_path(rule, example)
     context = build_context(ruleset.with_rules((rule,)))
@@ -44,6 +54,13 @@ def run_example(ruleset: Ruleset, rule: Rule, example: Example, expect: str, num
     found = [m for m in result.matches if m.rule_id == rule.id]
     if expect == "flag" and not found:
         return ExampleOutcome(rule, expect, number, example, "not flagged")
+    if expect == "flag":
+        wanted = expected_lines(example.code)
+        flagged = {m.span.line for m in found}
+        missed = sorted(wanted - flagged)
+        if missed:
+            got = ", ".join(str(line) for line in sorted(flagged))
+            return ExampleOutcome(rule, expect, number, example, f"not flagged on line {', '.join(map(str, missed))} marked `# expect` (flagged on {got})")
     if expect == "pass" and found:
         lines = ", ".join(str(m.span.line) for m in found)
         return ExampleOutcome(rule, expect, number, example, f"flagged on line {lines}")
