@@ -76,7 +76,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
 
 from tpucheck.analyzers import build_context
-from tpucheck.analyzers.python.guards import refusal
+from tpucheck.analyzers.python.nesting import refusal
 from tpucheck.discovery import SourceFile, discover
 from tpucheck.ruleset import RuleFileError, load_ruleset
 from tpucheck.ruleset.loader import builtin_rules_dir

@@ -133,7 +133,7 @@ def test_grammar_generated_python(source: str) -> None:
 @given(st.deferred(hypothesmith.from_node))
 @_settings(40)
 def test_libcst_generated_modules_parse_back(source: str) -> None:
-    """Code libcst itself printed is never refused as too deep or a syntax error by our guards."""
+    """Code libcst itself printed is never refused as too deep or a syntax error by our nesting limits."""
     libcst.parse_module(source)  # the generator's own promise
     result = analyze_text("mod.py", ("python",), source, CONTEXT)
     _assert_well_formed(result, "mod.py")

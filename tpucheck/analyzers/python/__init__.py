@@ -10,7 +10,7 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
-from tpucheck.analyzers.python.guards import (
+from tpucheck.analyzers.python.nesting import (
     MAX_BRACKET_DEPTH,
     MAX_EXPRESSION_DEPTH,
     bracket_depth,

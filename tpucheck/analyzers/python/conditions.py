@@ -3,7 +3,7 @@
 benchmark, entry point or periodic step. The walker uses these to tell fallback-kept
 CUDA paths and test-only code from the product's main path.
 
-("Guard" in guards.py means something else: the parser's nesting limits.)"""
+(The parser's nesting limits, once also called guards, live in nesting.py.)"""
 
 from __future__ import annotations
 
