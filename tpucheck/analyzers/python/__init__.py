@@ -10,6 +10,7 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
+from tpucheck.analyzers.python.index import PythonIndex, build_python_index
 from tpucheck.analyzers.python.nesting import (
     MAX_BRACKET_DEPTH,
     MAX_EXPRESSION_DEPTH,
@@ -18,7 +19,6 @@ from tpucheck.analyzers.python.nesting import (
     cpython_syntax_error,
     refusal,
 )
-from tpucheck.analyzers.python.index import PythonIndex, build_python_index
 from tpucheck.analyzers.python.positions import node_ranges
 from tpucheck.analyzers.python.walker import Hit, Walker
 from tpucheck.findings import (
