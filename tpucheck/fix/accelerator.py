@@ -40,7 +40,7 @@ class TorchAccelerator(Codemod):
             if not fix.allows(needs):
                 fix.skip(target, fix.pin_reason(needs, f"torch.accelerator.{name}"))
                 return None
-            return Edit(fix.torch(f"accelerator.{name}"), (target,), f"torch.cuda.{cuda_name} -> torch.accelerator.{name}", needs)
+            return Edit(fix.torch(f"accelerator.{name}"), (target,), f"torch.cuda.{cuda_name} -> torch.accelerator.{name}", needs, f"torch.accelerator.{name}")
         return None
 
     def _cuda_name(self, node: cst.CSTNode, fix: FileFix) -> str | None:
@@ -73,4 +73,5 @@ class TorchAccelerator(Codemod):
             (target,),  # type: ignore[arg-type]
             f"torch.cuda.{cuda_name}() -> torch.accelerator.{name}()",
             needs,
+            f"torch.accelerator.{name}",
         )

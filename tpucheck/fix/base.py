@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 import libcst as cst
-from libcst.metadata import PositionProvider, QualifiedNameProvider
+from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from tpucheck.findings import Finding
 from tpucheck.fix.versions import Version
@@ -53,6 +53,8 @@ class Outcome:
     note: str
     needs: Version | None = None
     """The torch version the rewritten code needs, when it needs a recent one."""
+    uses: str | None = None
+    """The API that needs it (`torch.accelerator.empty_cache`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,7 @@ class Edit:
     targets: tuple[Target, ...]
     note: str
     needs: Version | None = None
+    uses: str | None = None
 
 
 @dataclass(slots=True)
@@ -117,6 +120,21 @@ class FileFix:
         after `from torch import cuda` is `torch.cuda.synchronize`)."""
         names = self.metadata(QualifiedNameProvider, node) if self.metadata is not None else None
         return {q.name for q in names} if names else set()  # type: ignore[attr-defined]
+
+    def start_line(self, node: cst.CSTNode) -> int | None:
+        where = self._position(node)
+        return where.start.line if where is not None else None  # type: ignore[attr-defined]
+
+    def in_call_argument(self, node: cst.CSTNode) -> bool:
+        """Whether `node` is passed where a device is meant: `device=` or `map_location=`,
+        or the first argument of `.to(...)`."""
+        parent = self.metadata(ParentNodeProvider, node) if self.metadata is not None else None
+        if not isinstance(parent, cst.Arg):
+            return False
+        if parent.keyword is not None:
+            return parent.keyword.value in ("device", "map_location")
+        call = self.metadata(ParentNodeProvider, parent) if self.metadata is not None else None
+        return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and call.args[0] is parent
 
     def _position(self, node: cst.CSTNode) -> object:
         return self.metadata(PositionProvider, node) if self.metadata is not None else None
@@ -201,7 +219,7 @@ class Codemod:
 class Dispatch(cst.CSTTransformer):
     """Runs every codemod on every node in one pass over the original module."""
 
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
 
     def __init__(self, codemods: Sequence[Codemod], fix: FileFix) -> None:
         super().__init__()
@@ -232,7 +250,7 @@ class Dispatch(cst.CSTTransformer):
             return result
         edit = edits[0][1]
         for target in edit.targets:
-            self.fix.outcomes.append(Outcome(target, True, edit.note, edit.needs))
+            self.fix.outcomes.append(Outcome(target, True, edit.note, edit.needs, edit.uses))
         return edit.node
 
 

@@ -38,7 +38,7 @@ def print_summary(report: FixReport, stream: TextIO, *, diff: bool) -> None:
                 stream.write(f"    {line_no}:{column + 1} {outcome.target.finding.rule} {outcome.note}\n")
     needs = report.needs()
     if needs is not None:
-        which = sorted({o.note.split(" -> ")[-1] for o in fixed if o.needs == needs})
+        which = sorted({o.uses for o in fixed if o.needs == needs and o.uses})
         stream.write(f"The rewritten code needs torch>={needs} ({', '.join(which)}).\n")
     left = report.left
     if left:

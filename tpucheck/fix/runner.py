@@ -18,13 +18,12 @@ from dataclasses import dataclass, field
 from functools import partial
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper
 
 from tpucheck import api
 from tpucheck.findings import Finding
 from tpucheck.fix.base import Codemod, Dispatch, FileFix, Outcome, Target, leftover
+from tpucheck.fix.imports import add_import_torch
 from tpucheck.fix.notebooks import NotebookProblem, fix_notebook
 from tpucheck.fix.pins import torch_pin
 from tpucheck.fix.registry import make_codemods
@@ -218,9 +217,7 @@ def _apply(module: cst.Module, targets: list[Target], options: FileOptions, make
     except Exception as exc:  # a codemod's bug must cost its file, not the run
         return module.code, [Outcome(t, False, f"a fix failed ({type(exc).__name__}: {exc}); fix it by hand") for t in targets]
     if fix.import_torch and any(o.fixed for o in fix.outcomes):
-        context = CodemodContext()
-        AddImportsVisitor.add_needed_import(context, "torch")
-        new_module = AddImportsVisitor(context).transform_module(new_module)
+        new_module = add_import_torch(new_module)
     return new_module.code, [*fix.outcomes, *leftover(fix.targets, fix), *unknown]
 
 
