@@ -106,6 +106,22 @@ class FileFix:
                 return target
         return None
 
+    def take_keyword(self, codemod: str, arg: cst.Arg) -> Target | None:
+        """The untaken target of `codemod` spanning `keyword=value` (keyword findings end
+        where the value ends, before the comma)."""
+        if arg.keyword is None:
+            return None
+        first, last = self._position(arg.keyword), self._position(arg.value)
+        if first is None or last is None:
+            return None
+        start = (first.start.line, first.start.column)  # type: ignore[attr-defined]
+        end = (last.end.line, last.end.column)  # type: ignore[attr-defined]
+        for target in self.targets:
+            if target.codemod == codemod and target not in self.taken and target.start == start and target.end == end:
+                self.taken.add(target)
+                return target
+        return None
+
     def carries(self, codemod: str, node: cst.CSTNode) -> bool:
         """Whether `node` carries an untaken target of `codemod`, without taking it."""
         where = self._position(node)
@@ -198,6 +214,15 @@ def _dotted(node: cst.BaseExpression) -> str:
     return ""
 
 
+def arg_has_comment(arg: cst.Arg) -> bool:
+    """Whether removing `arg` would remove a comment (one after its comma, on its line)."""
+    return isinstance(arg.comma, cst.Comma) and _has_comment_node(arg.comma)
+
+
+def _has_comment_node(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Comment) or any(_has_comment_node(child) for child in node.children)
+
+
 def dotted(node: cst.BaseExpression) -> str:
     """`a.b.c` for a Name/Attribute chain, "" for anything else."""
     return _dotted(node)
@@ -225,6 +250,8 @@ class Dispatch(cst.CSTTransformer):
         super().__init__()
         self.codemods = codemods
         self.fix = fix
+        self.pending: dict[int, tuple[cst.EmptyLine, ...]] = {}
+        """Leading lines of removed statements, by the id of their block."""
 
     def visit_Module(self, node: cst.Module) -> bool:
         self.fix.module = node
@@ -239,6 +266,7 @@ class Dispatch(cst.CSTTransformer):
         result = super().on_leave(original_node, updated_node)
         if not isinstance(result, cst.CSTNode):
             return result
+        result = self._carry_lines(original_node, result)
         edits = [(codemod, edit) for codemod in self.codemods if (edit := codemod.leave(original_node, result, self.fix)) is not None]
         if not edits:
             return result
@@ -251,7 +279,21 @@ class Dispatch(cst.CSTTransformer):
         edit = edits[0][1]
         for target in edit.targets:
             self.fix.outcomes.append(Outcome(target, True, edit.note, edit.needs, edit.uses))
+        if isinstance(edit.node, cst.RemovalSentinel) and isinstance(result, cst.SimpleStatementLine) and result.leading_lines:
+            # a removed statement's blank lines and comments go to the statement after it
+            self.pending[id(self.get_metadata(ParentNodeProvider, original_node, None))] = tuple(result.leading_lines)
         return edit.node
+
+    def _carry_lines(self, original: cst.CSTNode, result: cst.CSTNode) -> cst.CSTNode:
+        """Give `result` the leading lines of a statement removed just before it."""
+        if not self.pending or not isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return result
+        lines = self.pending.pop(id(self.get_metadata(ParentNodeProvider, original, None)), None)
+        if lines is None:
+            return result
+        if result.leading_lines:  # blank lines there already: carry only the comments
+            lines = tuple(line for line in lines if line.comment is not None)
+        return result.with_changes(leading_lines=(*lines, *result.leading_lines))
 
 
 def leftover(targets: Iterable[Target], fix: FileFix) -> list[Outcome]:
