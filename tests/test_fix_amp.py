@@ -126,7 +126,7 @@ def test_the_scaler_stays_where_fp16_is_chosen_elsewhere(tmp_path: Path) -> None
         scaler = torch.amp.GradScaler("cuda", enabled=(dtype == "float16"))
         scaler.scale(loss).backward()
         """)
-    (rule, line, ok, note), = notes(tmp_path, code, unsafe=True)
+    ((rule, _line, ok, note),) = notes(tmp_path, code, unsafe=True)
     assert (rule, ok) == ("CA015", False) and "fp16 gradients underflow" in note
 
 

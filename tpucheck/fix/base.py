@@ -135,7 +135,13 @@ class FileFix:
         """The qualified names an original Name/Attribute/Call refers to (`cuda.synchronize`
         after `from torch import cuda` is `torch.cuda.synchronize`)."""
         names = self.metadata(QualifiedNameProvider, node) if self.metadata is not None else None
-        return {q.name for q in names} if names else set()  # type: ignore[attr-defined]
+        if names:
+            return {q.name for q in names}  # type: ignore[attr-defined]
+        # a name bound outside this code (a notebook's earlier cell): read it as written
+        spelled = _dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else ""
+        if self.torch_name and self.torch_name != "torch" and spelled.startswith(self.torch_name + "."):
+            spelled = "torch." + spelled[len(self.torch_name) + 1 :]
+        return {spelled} if spelled.startswith("torch.") else set()
 
     def start_line(self, node: cst.CSTNode) -> int | None:
         where = self._position(node)
@@ -174,7 +180,7 @@ class FileFix:
         """`torch.<attribute>` spelled with the module's own name for torch (`T.accelerator`
         after `import torch as T`); asks for `import torch` when nothing binds it."""
         if self.torch_name is None:
-            self.torch_name = _torch_binding(self.module) if self.module is not None else None
+            self.torch_name = torch_binding(self.module) if self.module is not None else None
             if self.torch_name is None:
                 self.torch_name = "torch"
                 self.import_torch = True
@@ -187,7 +193,7 @@ class FileFix:
         return cst.parse_expression(code.replace("torch.", f"{name}.") if name != "torch" else code)
 
 
-def _torch_binding(module: cst.Module) -> str | None:
+def torch_binding(module: cst.Module) -> str | None:
     """The module-level name bound to the torch package: `import torch` (or `import
     torch.nn`, which binds `torch` too) gives "torch", `import torch as T` gives "T"."""
     for statement in module.body:

@@ -16,11 +16,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from tpucheck.fix.base import Outcome, Target
+import libcst as cst
+
+from tpucheck.fix.base import Outcome, Target, torch_binding
 
 __all__ = ["NotebookProblem", "fix_notebook"]
 
-FixCell = Callable[[str, list[Target]], tuple[str, list[Outcome]]]
+FixCell = Callable[..., tuple[str, list[Outcome]]]
+"""fix_cell(code, targets, torch_name=...): the cell's new code and outcomes."""
 
 
 class NotebookProblem(Exception):
@@ -49,6 +52,7 @@ def fix_notebook(text: str, targets: list[Target], fix_cell: FixCell) -> tuple[s
     by_cell: dict[int, list[Target]] = {}
     for target in targets:
         by_cell.setdefault(target.finding.cell or 0, []).append(target)
+    torch_name = _torch_name(cells)
     outcomes: list[Outcome] = []
     changed = False
     for number, cell_targets in sorted(by_cell.items()):
@@ -61,7 +65,7 @@ def fix_notebook(text: str, targets: list[Target], fix_cell: FixCell) -> tuple[s
         if _has_ipython(code):
             outcomes += [Outcome(t, False, f"cell {number} has IPython syntax (%magic, !shell), which is not Python; fix it by hand") for t in cell_targets]
             continue
-        new_code, cell_outcomes = fix_cell(code, cell_targets)
+        new_code, cell_outcomes = fix_cell(code, cell_targets, torch_name=torch_name)
         outcomes += [replace(o, note=f"cell {number}: {o.note}") for o in cell_outcomes]
         if new_code != code:
             cell["source"] = new_code.splitlines(keepends=True) if isinstance(source, list) else new_code
@@ -70,6 +74,23 @@ def fix_notebook(text: str, targets: list[Target], fix_cell: FixCell) -> tuple[s
         return text, outcomes
     dumped = json.dumps(data, indent=indent, ensure_ascii=ensure_ascii)
     return dumped + ("\n" if newline else ""), outcomes
+
+
+def _torch_name(cells: list[Any]) -> str | None:
+    """The name a code cell binds torch to (the cells are one program), if any does."""
+    for cell in cells:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        code = "".join(source) if isinstance(source, list) else str(source)
+        try:
+            module = cst.parse_module(code)
+        except cst.ParserSyntaxError:
+            continue
+        name = torch_binding(module)
+        if name is not None:
+            return name
+    return None
 
 
 def _has_ipython(code: str) -> bool:

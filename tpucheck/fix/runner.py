@@ -14,7 +14,7 @@ import difflib
 import os
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import libcst as cst
@@ -171,6 +171,8 @@ class FileOptions:
     unsafe: bool = False
     torch_pin: Version | None = None
     pin_source: str | None = None
+    torch_name: str | None = None
+    """The name torch is bound to elsewhere (a notebook's earlier cell); None: look in the module."""
 
 
 def fix_source(code: str, targets: list[Target], options: FileOptions | None = None, *, codemods: Callable[[], list[Codemod]] | None = None) -> tuple[str, list[Outcome]]:
@@ -184,41 +186,48 @@ def fix_source(code: str, targets: list[Target], options: FileOptions | None = N
         module = cst.parse_module(code)
     except cst.ParserSyntaxError as exc:
         return code, [Outcome(t, False, f"libcst cannot parse the file ({exc.message}); fix it by hand") for t in targets]
-    new, outcomes = _apply(module, targets, options, make)
-    if _parses(new):
+    new, outcomes, error = _apply(module, targets, options, make)
+    if error is None and _parses(new):
         return new, outcomes
     kept: list[Target] = []
     failed: list[Outcome] = []
     for target in targets:
-        trial, _ = _apply(module, [*kept, target], options, make)
-        if _parses(trial):
+        trial, _, error = _apply(module, [*kept, target], options, make)
+        if error is not None:
+            failed.append(Outcome(target, False, f"the fix failed ({error}): skipped; fix it by hand"))
+        elif _parses(trial):
             kept.append(target)
         else:
             failed.append(Outcome(target, False, "the fix would produce code that does not parse: skipped; fix it by hand"))
-    new, outcomes = _apply(module, kept, options, make)
+    new, outcomes, _ = _apply(module, kept, options, make)
     return new, [*outcomes, *failed]
 
 
-def _fix_cell(code: str, targets: list[Target], *, options: FileOptions) -> tuple[str, list[Outcome]]:
-    return fix_source(code, targets, options)
+def _fix_cell(code: str, targets: list[Target], *, options: FileOptions, torch_name: str | None) -> tuple[str, list[Outcome]]:
+    return fix_source(code, targets, replace(options, torch_name=torch_name))
 
 
-def _apply(module: cst.Module, targets: list[Target], options: FileOptions, make: Callable[[], list[Codemod]]) -> tuple[str, list[Outcome]]:
+def _apply(module: cst.Module, targets: list[Target], options: FileOptions, make: Callable[[], list[Codemod]]) -> tuple[str, list[Outcome], str | None]:
+    """(new code, outcomes, None), or (the old code, [], what went wrong) when a codemod raised."""
     if not targets:
-        return module.code, []
+        return module.code, [], None
     codemods = make()
     known = {c.name for c in codemods}
     fix = FileFix(
-        [t for t in targets if t.codemod in known], unsafe=options.unsafe, torch_pin=options.torch_pin, pin_source=options.pin_source
+        [t for t in targets if t.codemod in known],
+        unsafe=options.unsafe,
+        torch_pin=options.torch_pin,
+        pin_source=options.pin_source,
+        torch_name=options.torch_name,
     )
     unknown = [Outcome(t, False, f"no codemod named {t.codemod!r}; fix it by hand") for t in targets if t.codemod not in known]
     try:
         new_module = MetadataWrapper(module, unsafe_skip_copy=True).visit(Dispatch(codemods, fix))
-    except Exception as exc:  # a codemod's bug must cost its file, not the run
-        return module.code, [Outcome(t, False, f"a fix failed ({type(exc).__name__}: {exc}); fix it by hand") for t in targets]
+    except Exception as exc:  # a codemod's bug must cost its own edits, not the run
+        return module.code, [], f"{type(exc).__name__}: {exc}"
     if fix.import_torch and any(o.fixed for o in fix.outcomes):
         new_module = add_import_torch(new_module)
-    return new_module.code, [*fix.outcomes, *leftover(fix.targets, fix), *unknown]
+    return new_module.code, [*fix.outcomes, *leftover(fix.targets, fix), *unknown], None
 
 
 def _parses(code: str) -> bool:

@@ -38,8 +38,8 @@ class ManualSeed(Codemod):
                     self.redundant.add(call)
 
     def leave(self, original: cst.CSTNode, updated: cst.CSTNode, fix: FileFix) -> Edit | None:
-        if isinstance(original, (cst.IndentedBlock, cst.Module)) and isinstance(updated, (cst.IndentedBlock, cst.Module)):
-            return self._block(original, updated, fix)
+        if isinstance(original, cst.SimpleStatementLine):
+            return self._statement(original, fix)
         if isinstance(original, cst.Call) and isinstance(updated, cst.Call) and original not in self.redundant and fix.carries(self.name, original):
             target = fix.take(self.name, original)
             assert target is not None
@@ -56,36 +56,12 @@ class ManualSeed(Codemod):
             return Edit(updated.with_changes(func=fix.torch("manual_seed"), args=[arg]), (target,), "torch.cuda.manual_seed -> torch.manual_seed (reseeds the CPU too)")
         return None
 
-    def _block(self, original: cst.IndentedBlock | cst.Module, updated: cst.IndentedBlock | cst.Module, fix: FileFix) -> Edit | None:
-        """Drop the redundant seed statements of this block, keeping their comment lines."""
-        mine = [call for statement in original.body if (call := _only_call(statement)) is not None and call in self.redundant]
-        if not mine:
+    def _statement(self, original: cst.SimpleStatementLine, fix: FileFix) -> Edit | None:
+        """Remove a redundant seed statement (its comment lines go to the next statement)."""
+        call = _only_call(original)
+        if call is None or call not in self.redundant or (target := fix.take(self.name, call)) is None:
             return None
-        if len(original.body) != len(updated.body):  # another fix removed a statement of this block
-            for call in mine:
-                if (target := fix.take(self.name, call)) is not None:
-                    fix.skip(target, "conflict: another fix changes this block; run tpucheck fix again")
-            return None
-        keep: list[cst.BaseStatement] = []
-        dropped = []
-        carry: tuple[cst.EmptyLine, ...] = ()
-        for before, after in zip(original.body, updated.body, strict=True):
-            call = _only_call(before)
-            if call is not None and call in self.redundant and (target := fix.take(self.name, call)) is not None:
-                dropped.append(target)
-                carry = (*carry, *before.leading_lines)  # type: ignore[attr-defined]
-                continue
-            if carry:
-                after = after.with_changes(leading_lines=(*carry, *after.leading_lines))  # type: ignore[attr-defined]
-                carry = ()
-            keep.append(after)
-        if not dropped:
-            return None
-        if not keep:
-            keep = [cst.SimpleStatementLine([cst.Pass()], leading_lines=carry)]
-        elif carry and isinstance(updated, cst.Module):
-            updated = updated.with_changes(footer=(*carry, *updated.footer))
-        return Edit(updated.with_changes(body=keep), tuple(dropped), "dropped torch.cuda.manual_seed: torch.manual_seed already seeds every device")
+        return Edit(cst.RemovalSentinel.REMOVE, (target,), "dropped torch.cuda.manual_seed: torch.manual_seed already seeds every device")
 
 
 def _blocks(module: cst.Module) -> list[cst.IndentedBlock | cst.Module]:
