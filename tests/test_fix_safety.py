@@ -12,9 +12,9 @@ from textwrap import dedent
 
 import libcst as cst
 import pytest
+from fixtools import fix_project
 
 import tpucheck
-from fixtools import fix_project
 from tpucheck.baseline import write_baseline
 from tpucheck.fix import registry, runner
 from tpucheck.fix.base import Codemod, Edit, FileFix

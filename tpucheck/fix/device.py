@@ -140,7 +140,8 @@ class CurrentAccelerator(Codemod):
         line = fix.start_line(node)
         assignments = scope[DEVICE_VARIABLE]
         for assignment in assignments:
-            where = fix.start_line(assignment.node) if isinstance(assignment.node, cst.CSTNode) else None
+            bound = getattr(assignment, "node", None)
+            where = fix.start_line(bound) if isinstance(bound, cst.CSTNode) else None
             if where is not None and line is not None and where < line:
                 return DEVICE_VARIABLE
         return None
