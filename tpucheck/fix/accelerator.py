@@ -38,7 +38,7 @@ class TorchAccelerator(Codemod):
                 return None
             name, needs = found
             if not fix.allows(needs):
-                fix.skip(target, fix.pin_reason(needs, f"torch.accelerator.{name}"))
+                fix.skip_pinned(target, needs, f"torch.accelerator.{name}")
                 return None
             return Edit(fix.torch(f"accelerator.{name}"), (target,), f"torch.cuda.{cuda_name} -> torch.accelerator.{name}", needs, f"torch.accelerator.{name}")
         return None
@@ -53,24 +53,24 @@ class TorchAccelerator(Codemod):
         cuda_name = self._cuda_name(original.func, fix)
         found = counterpart(cuda_name) if cuda_name else None
         if found is None:
-            fix.skip(target, f"torch.accelerator has no counterpart of torch.cuda.{cuda_name or '?'}; fix it by hand")  # type: ignore[arg-type]
+            fix.skip(target, f"torch.accelerator has no counterpart of torch.cuda.{cuda_name or '?'}; fix it by hand")
             return None
         name, needs = found
         if not fix.allows(needs):
-            fix.skip(target, fix.pin_reason(needs, f"torch.accelerator.{name}"))  # type: ignore[arg-type]
+            fix.skip_pinned(target, needs, f"torch.accelerator.{name}")
             return None
         args = list(updated.args)
         if any(arg.star for arg in args) or len(args) > 1:
-            fix.skip(target, "unexpected arguments for the torch.accelerator counterpart; fix it by hand")  # type: ignore[arg-type]
+            fix.skip(target, "unexpected arguments for the torch.accelerator counterpart; fix it by hand")
             return None
         if args and args[0].keyword is not None:
             if args[0].keyword.value not in ("device", "device_index"):
-                fix.skip(target, f"torch.accelerator.{name} takes no `{args[0].keyword.value}=`; fix it by hand")  # type: ignore[arg-type]
+                fix.skip(target, f"torch.accelerator.{name} takes no `{args[0].keyword.value}=`; fix it by hand")
                 return None
             args[0] = args[0].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
         return Edit(
             updated.with_changes(func=fix.torch(f"accelerator.{name}"), args=args),
-            (target,),  # type: ignore[arg-type]
+            (target,),
             f"torch.cuda.{cuda_name}() -> torch.accelerator.{name}()",
             needs,
             f"torch.accelerator.{name}",

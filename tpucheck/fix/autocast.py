@@ -41,7 +41,7 @@ class Autocast(Codemod):
         if target is None:
             return None
         if not fix.allows(NEEDS):
-            fix.skip(target, fix.pin_reason(NEEDS, "torch.accelerator.current_accelerator"))
+            fix.skip_pinned(target, NEEDS, "torch.accelerator.current_accelerator")
             return None
         names = fix.qualified(original.func)
         kind = fix.expression(GUARDED_TYPE if target.finding.guarded else TYPE_OR_CUDA)

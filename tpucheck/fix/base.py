@@ -170,9 +170,11 @@ class FileFix:
         """Whether the project's torch pin allows code that needs `needs`."""
         return needs is None or self.torch_pin is None or self.torch_pin >= needs
 
-    def pin_reason(self, needs: Version, what: str) -> str:
+    def skip_pinned(self, target: Target, needs: Version, what: str) -> None:
+        """Not fixed because the project's torch pin is older than `what` (an API) needs."""
         where = self.pin_source or f"torch<={self.torch_pin}"
-        return f"{what} needs torch>={needs}, newer than the project allows ({where}): raise the pin, then run tpucheck fix again"
+        note = f"{what} needs torch>={needs}, newer than the project allows ({where}): raise the pin, then run tpucheck fix again"
+        self.outcomes.append(Outcome(target, False, note, needs, what))
 
     # --------------------------------------------------------------- building code
 

@@ -51,7 +51,7 @@ class CurrentAccelerator(Codemod):
             if target is None:
                 return None
             if not fix.allows(NEEDS):
-                fix.skip(target, fix.pin_reason(NEEDS, "torch.accelerator.current_accelerator"))
+                fix.skip_pinned(target, NEEDS, "torch.accelerator.current_accelerator")
                 return None
             edit = self._string(original.value, fix, target)
             return None if edit is None else Edit(updated.with_changes(value=edit.node), edit.targets, edit.note, edit.needs, edit.uses)
@@ -60,7 +60,7 @@ class CurrentAccelerator(Codemod):
             if target is None:
                 return None
             if not fix.allows(NEEDS):
-                fix.skip(target, fix.pin_reason(NEEDS, "torch.accelerator.current_accelerator"))
+                fix.skip_pinned(target, NEEDS, "torch.accelerator.current_accelerator")
                 return None
             if isinstance(original, cst.SimpleString):
                 return self._string(original, fix, target)
@@ -80,7 +80,7 @@ class CurrentAccelerator(Codemod):
             return None
         variable = self._variable(original, fix)
         if variable is None and not fix.allows(NEEDS):
-            fix.skip(target, fix.pin_reason(NEEDS, "torch.accelerator.current_accelerator"))
+            fix.skip_pinned(target, NEEDS, "torch.accelerator.current_accelerator")
             return None
         device = cst.Name(variable) if variable else fix.expression(CURRENT)
         first = cst.Arg(device, comma=cst.MaybeSentinel.DEFAULT if not updated.args else cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))

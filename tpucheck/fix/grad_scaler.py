@@ -56,8 +56,9 @@ class GradScaler(Codemod):
                 return None
             device = cst.Arg(cst.SimpleString('"cuda"'), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if updated.args else cst.MaybeSentinel.DEFAULT)
             new = updated.with_changes(func=fix.torch("amp.GradScaler"), args=[device, *updated.args])
-            reason = f"; the scaler itself stays: {self.refusal}" if fix.unsafe and self.refusal else ""
-            fix.outcomes.append(Outcome(target, False, 'torch.cuda.amp.GradScaler(...) -> torch.amp.GradScaler("cuda", ...) (same object; the scaler, a host sync per step, stays' + (reason or ": drop it with --unsafe-fixes") + ")"))
+            why = f"it stays because {self.refusal}" if fix.unsafe and self.refusal else "dropping it for bf16 is an unsafe fix (--unsafe-fixes)"
+            note = f'renamed to torch.amp.GradScaler("cuda", ...), the same object; the scaler is still a host sync per step: {why}'
+            fix.outcomes.append(Outcome(target, False, note))
             return Edit(new, (), "")
         fix.skip(target, self.refusal or "already torch.amp.GradScaler; dropping the scaler for bf16 is an unsafe fix (--unsafe-fixes)")
         return None

@@ -12,6 +12,7 @@ it is, its findings reported.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -66,6 +67,8 @@ def fix_notebook(text: str, targets: list[Target], fix_cell: FixCell) -> tuple[s
             outcomes += [Outcome(t, False, f"cell {number} has IPython syntax (%magic, !shell), which is not Python; fix it by hand") for t in cell_targets]
             continue
         new_code, cell_outcomes = fix_cell(code, cell_targets, torch_name=torch_name)
+        if torch_name is None and _IMPORT.search(new_code):
+            torch_name = "torch"  # this cell now imports it: the later ones use it
         outcomes += [replace(o, note=f"cell {number}: {o.note}") for o in cell_outcomes]
         if new_code != code:
             cell["source"] = new_code.splitlines(keepends=True) if isinstance(source, list) else new_code
@@ -76,18 +79,22 @@ def fix_notebook(text: str, targets: list[Target], fix_cell: FixCell) -> tuple[s
     return dumped + ("\n" if newline else ""), outcomes
 
 
+_IMPORT = re.compile(r"^import torch(?:\.[\w.]+)?(?:\s+as\s+(\w+))?\s*$", re.MULTILINE)
+
+
 def _torch_name(cells: list[Any]) -> str | None:
-    """The name a code cell binds torch to (the cells are one program), if any does."""
+    """The name a code cell binds torch to (the cells are one program), if any does; a
+    cell with IPython syntax is read line by line."""
     for cell in cells:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         source = cell.get("source", "")
         code = "".join(source) if isinstance(source, list) else str(source)
         try:
-            module = cst.parse_module(code)
+            name = torch_binding(cst.parse_module(code))
         except cst.ParserSyntaxError:
-            continue
-        name = torch_binding(module)
+            found = _IMPORT.search(code)
+            name = (found.group(1) or "torch") if found else None
         if name is not None:
             return name
     return None

@@ -40,10 +40,20 @@ def print_summary(report: FixReport, stream: TextIO, *, diff: bool) -> None:
     if needs is not None:
         which = sorted({o.uses for o in fixed if o.needs == needs and o.uses})
         stream.write(f"The rewritten code needs torch>={needs} ({', '.join(which)}).\n")
-    left = report.left
+    pinned = [o for o in report.left if o.needs is not None]
+    if pinned:
+        versions = sorted({o.needs for o in pinned if o.needs is not None})
+        apis = sorted({o.uses for o in pinned if o.uses})
+        source = next((o.note.rsplit("(", 1)[-1].split(")")[0] for o in pinned if "(" in o.note), "")
+        stream.write(
+            f"Held back by the project's torch pin ({source}): {_n(len(pinned), 'finding')} whose fix needs torch>={versions[0]}"
+            + (f" to {versions[-1]}" if len(versions) > 1 else "")
+            + f" ({', '.join(apis)}); raise the pin, then run tpucheck fix again.\n"
+        )
+    left = [o for o in report.left if o.needs is None]
     if left:
-        stream.write(f"Not fixed ({len(left)}): each needs a hand edit\n")
-        for outcome in sorted(left, key=lambda o: (o.target.finding.path, o.target.start))[:MAX_LEFT]:
+        stream.write(f"Not fixed ({len(left)}):\n")
+        for outcome in sorted(left, key=lambda o: (o.target.finding.path, o.target.finding.cell or 0, o.target.start))[:MAX_LEFT]:
             finding = outcome.target.finding
             cell = f"[cell {finding.cell}]" if finding.cell else ""
             stream.write(f"  {prefix}{finding.path}{cell}:{finding.span.line}:{finding.span.column} {finding.rule} {outcome.note}\n")
