@@ -1,5 +1,5 @@
-"""Hugging Face settings (issue 15, all unsafe): device_map="cuda" -> "auto",
-flash_attention_2 -> sdpa, fp16 -> bf16."""
+"""Hugging Face settings (issue 15): device_map="cuda" -> the accelerator's type (safe;
+"auto" would be a CUDA dispatch still), flash_attention_2 -> sdpa and fp16 -> bf16 (unsafe)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def test_unsafe_fixes_rewrite_the_settings(tmp_path: Path) -> None:
 
         model = AutoModelForCausalLM.from_pretrained(
             "gpt2",
-            device_map="auto",
+            device_map=getattr(torch.accelerator.current_accelerator(), "type", "cuda"),
             attn_implementation="sdpa",
             torch_dtype=torch.bfloat16,
         )
@@ -43,13 +43,22 @@ def test_unsafe_fixes_rewrite_the_settings(tmp_path: Path) -> None:
         """)
 
 
-def test_without_unsafe_fixes_nothing_changes_and_the_findings_are_held(tmp_path: Path) -> None:
+def test_without_unsafe_fixes_only_the_device_map_changes(tmp_path: Path) -> None:
     report = fix_project(tmp_path, {"mod.py": CODE})
-    assert report.changed_files == []
-    assert sorted({f.rule for f in report.unsafe_held}) == ["HF001", "HF003", "HF004"]
+    assert [(o.target.finding.rule, o.fixed) for o in report.outcomes] == [("HF003", True)]
+    assert sorted({f.rule for f in report.unsafe_held}) == ["HF001", "HF004"]
+
+
+def test_a_device_map_with_an_index_keeps_it(tmp_path: Path) -> None:
+    code = "from transformers import pipeline\npipe = pipeline('text-generation', device_map='cuda:1')\n"
+    assert fixed(tmp_path, code) == (
+        "from transformers import pipeline\nimport torch\n"
+        "pipe = pipeline('text-generation', device_map=f'{getattr(torch.accelerator.current_accelerator(), \"type\", \"cuda\")}:1')\n"
+    )
 
 
 def test_leaves_alone_auto_a_cpu_map_sdpa_and_bf16(tmp_path: Path) -> None:
+    # device_map="auto" is flagged (a CUDA dispatch) but spreads a model: left to a person
     code = """\
         import torch
         from transformers import AutoModelForCausalLM, TrainingArguments

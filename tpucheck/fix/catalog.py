@@ -52,7 +52,7 @@ CODEMODS: dict[str, CodemodInfo] = {
         ),
         CodemodInfo(
             "hf-device-map",
-            "`device_map=\"cuda\"` becomes `device_map=\"auto\"`: Accelerate places the model on whatever accelerator there is.",
+            "`device_map=\"cuda\"` becomes the current accelerator's type (\"cuda\" on a GPU and where there is none, \"tpu\" on a TPU); not \"auto\", which is a CUDA dispatch that loads the model on the CPU of a TPU host.",
         ),
         CodemodInfo(
             "hf-sdpa",
