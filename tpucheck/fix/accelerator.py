@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tpucheck.fix.base import Codemod, Edit, FileFix
+from tpucheck.fix.base import Codemod, Edit, FileFix, Target
 from tpucheck.fix.surface import counterpart
 
 _PREFIX = "torch.cuda."
@@ -49,7 +49,7 @@ class TorchAccelerator(Codemod):
                 return qualified[len(_PREFIX) :]
         return None
 
-    def _call(self, original: cst.Call, updated: cst.Call, fix: FileFix, target: object) -> Edit | None:
+    def _call(self, original: cst.Call, updated: cst.Call, fix: FileFix, target: Target) -> Edit | None:
         cuda_name = self._cuda_name(original.func, fix)
         found = counterpart(cuda_name) if cuda_name else None
         if found is None:
