@@ -30,37 +30,39 @@ CODEMODS: dict[str, CodemodInfo] = {
         ),
         CodemodInfo(
             "manual-seed",
-            "`torch.cuda.manual_seed(s)` / `manual_seed_all(s)` become `torch.manual_seed(s)`, which seeds every device; where `torch.manual_seed` is already called with the same seed, the CUDA call is dropped.",
+            "`torch.cuda.manual_seed(s)` / `manual_seed_all(s)` right after `torch.manual_seed(s)` in the same block is removed: torch.manual_seed already seeds every device.",
+            unsafe="Elsewhere it becomes `torch.manual_seed(s)`, which reseeds the CPU generator too.",
         ),
         CodemodInfo(
             "current-accelerator",
-            "A hard-coded \"cuda\" device becomes the current accelerator's type (still \"cuda\" on a GPU, and where there is no accelerator); `.cuda()` becomes `.to(torch.accelerator.current_accelerator())`.",
+            'A hard-coded "cuda" device becomes the current accelerator\'s type, still a string ("cuda" on a GPU and where there is no accelerator); `.cuda()` becomes `.to(torch.accelerator.current_accelerator())`.',
+            unsafe="A `device` variable in scope is used instead where a device is passed (`x.to(device)`).",
         ),
         CodemodInfo(
             "autocast",
-            "`torch.cuda.amp.autocast(...)` and `torch.autocast(\"cuda\", ...)` become `torch.autocast(<the current accelerator's type>, ...)`; fp16 stays fp16.",
+            '`torch.cuda.amp.autocast(...)`, `torch.autocast("cuda", ...)` and the CUDA `custom_fwd`/`custom_bwd` get the current accelerator\'s type as device type; fp16 stays fp16.',
             unsafe="fp16 autocast becomes bf16.",
         ),
         CodemodInfo(
             "grad-scaler",
-            "`torch.cuda.amp.GradScaler(...)` becomes `torch.amp.GradScaler(\"cuda\", ...)` (the same object, without the deprecated name).",
-            unsafe="Where every autocast of the file is bf16 (after the autocast fix), the scaler goes: `scaler.scale(loss)` becomes `loss`, `scaler.step(opt)` becomes `opt.step()`, `scaler.update()` and the scaler itself are removed.",
+            '`torch.cuda.amp.GradScaler(...)` becomes `torch.amp.GradScaler("cuda", ...)`, the same object without the deprecated name (the finding stays).',
+            unsafe="Where the module has no fp16 left once its autocasts are bf16, the scaler goes: `scaler.scale(loss)` becomes `loss`, `scaler.step(opt)` becomes `opt.step()`, `scaler.update()`, `scaler.unscale_(opt)` and the scaler itself are removed.",
         ),
         CodemodInfo(
             "default-backend",
-            "`init_process_group(\"nccl\", ...)` / `new_group(..., backend=\"nccl\")` leave the backend out, so PyTorch takes each device's default: NCCL for CUDA tensors as before, the TPU's own backend on a TPU.",
+            '`init_process_group("nccl", ...)` / `new_group(..., backend="nccl")` leave the backend out, so PyTorch takes each device\'s default: NCCL for CUDA tensors as before, the TPU\'s own backend on a TPU.',
         ),
         CodemodInfo(
             "hf-device-map",
-            "`device_map=\"cuda\"` becomes the current accelerator's type (\"cuda\" on a GPU and where there is none, \"tpu\" on a TPU); not \"auto\", which is a CUDA dispatch that loads the model on the CPU of a TPU host.",
+            '`device_map="cuda"` becomes the current accelerator\'s type ("cuda" on a GPU and where there is none, "tpu" on a TPU); not "auto", a CUDA dispatch that loads the model on the CPU of a TPU host.',
         ),
         CodemodInfo(
             "hf-sdpa",
-            "`attn_implementation=\"flash_attention_2\"` becomes `\"sdpa\"` (PyTorch's own attention, on every device; numerics and speed differ slightly from flash-attn).",
+            '`attn_implementation="flash_attention_2"` (or `use_flash_attention_2=True`) becomes `"sdpa"`: PyTorch\'s own attention, on every device; speed and the last bits of the numerics differ from flash-attn.',
         ),
         CodemodInfo(
             "hf-bf16",
-            "fp16 in Hugging Face settings becomes bf16: `fp16=True` -> `bf16=True`, `torch_dtype=torch.float16` -> `torch.bfloat16`, `mixed_precision=\"fp16\"` -> `\"bf16\"` (numerics change).",
+            'fp16 in Hugging Face settings becomes bf16: `fp16=True` -> `bf16=True`, `torch_dtype=torch.float16` -> `torch.bfloat16`, `mixed_precision="fp16"` -> `"bf16"`; `tf32=True` goes. Numerics change.',
         ),
     )
 }
