@@ -19,6 +19,7 @@ from typing import Any
 
 import libcst as cst
 
+from tpucheck.analyzers.notebook import Cell, build_virtual_module
 from tpucheck.fix.base import Outcome, Target, torch_binding
 
 __all__ = ["NotebookProblem", "fix_notebook"]
@@ -101,4 +102,5 @@ def _torch_name(cells: list[Any]) -> str | None:
 
 
 def _has_ipython(code: str) -> bool:
-    return any(line.lstrip().startswith(("%", "!")) or line.rstrip().endswith("?") for line in code.splitlines())
+    """Whether the scan's notebook reader masks any line of the cell as IPython syntax."""
+    return bool(build_virtual_module([Cell(1, "code", code)]).masked_lines)
