@@ -111,3 +111,26 @@ def test_the_string_is_cuda_without_an_accelerator_and_the_accelerator_type_with
     assert eval(TYPE_OR_CUDA, {"torch": torch_with(None)}) == "cuda"
     assert eval(TYPE_OR_CUDA, {"torch": torch_with(SimpleNamespace(type="cuda"))}) == "cuda"
     assert eval(TYPE_OR_CUDA, {"torch": torch_with(SimpleNamespace(type="tpu"))}) == "tpu"
+
+
+def test_the_short_form_only_under_an_availability_check(tmp_path: Path) -> None:
+    code = """\
+        import torch
+        try:
+            import apex
+            DEVICE = "cuda"
+        except ImportError:
+            DEVICE = "cpu"
+        if torch.cuda.is_available():
+            x = torch.ones(2).to("cuda")
+        """
+    assert fixed(tmp_path, code) == dedent(f"""\
+        import torch
+        try:
+            import apex
+            DEVICE = {TYPE_OR_CUDA}
+        except ImportError:
+            DEVICE = "cpu"
+        if torch.cuda.is_available():
+            x = torch.ones(2).to(torch.accelerator.current_accelerator().type)
+        """)

@@ -44,7 +44,7 @@ class Autocast(Codemod):
             fix.skip_pinned(target, NEEDS, "torch.accelerator.current_accelerator")
             return None
         names = fix.qualified(original.func)
-        kind = fix.expression(GUARDED_TYPE if target.finding.guarded else TYPE_OR_CUDA)
+        kind = fix.expression(GUARDED_TYPE if target.finding.guarded and fix.under_cuda_check(original) else TYPE_OR_CUDA)
         if names & set(_CUDA_AUTOCAST):
             return self._cuda_autocast(updated, fix, target, kind)
         if names & set(_AUTOCAST):
@@ -72,7 +72,7 @@ class Autocast(Codemod):
             fix.skip(target, "not torch.cuda.amp.custom_fwd/custom_bwd, or the project's torch is too old; fix it by hand")
             return None
         func = fix.torch("amp." + sorted(names)[0].rsplit(".", 1)[1])
-        kind = fix.expression(GUARDED_TYPE if target.finding.guarded else TYPE_OR_CUDA)
+        kind = fix.expression(GUARDED_TYPE if target.finding.guarded and fix.under_cuda_check(original) else TYPE_OR_CUDA)
         call = cst.Call(func, [cst.Arg(kind, keyword=cst.Name("device_type"), equal=_EQUAL)])
         return Edit(updated.with_changes(decorator=call), (target,), "@torch.cuda.amp.custom_fwd -> @torch.amp.custom_fwd(device_type=...)", NEEDS, USES)
 

@@ -158,6 +158,22 @@ class FileFix:
         call = self.metadata(ParentNodeProvider, parent) if self.metadata is not None else None
         return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and call.args[0] is parent
 
+    def under_cuda_check(self, node: cst.CSTNode) -> bool:
+        """Whether `node` runs only when CUDA is there: in the true branch of an `if` or a
+        conditional expression whose test asks `is_available()` or `.is_cuda` (a guard
+        the scan marked as such; a try/except ImportError guard says nothing about the
+        device, so it does not count)."""
+        if self.metadata is None or self.module is None:
+            return False
+        child, parent = node, self.metadata(ParentNodeProvider, node)
+        while isinstance(parent, cst.CSTNode):
+            if isinstance(parent, (cst.IfExp, cst.If)) and child is parent.body:
+                test = self.module.code_for_node(parent.test)
+                if ("is_available" in test or "is_cuda" in test) and "not " not in test:
+                    return True
+            child, parent = parent, self.metadata(ParentNodeProvider, parent)
+        return False
+
     def _position(self, node: cst.CSTNode) -> object:
         return self.metadata(PositionProvider, node) if self.metadata is not None else None
 

@@ -1,8 +1,8 @@
 """Hard-coded CUDA devices -> the current accelerator, keeping the GPU path.
 
 - A `"cuda"` string (or `"cuda:0"`, `f"cuda:{rank}"`, `"cuda:" + ...`) becomes the
-  current accelerator's type, a string as before. Where the finding is guarded (it runs
-  only when CUDA is there: `"cuda" if torch.cuda.is_available() else "cpu"`) that is
+  current accelerator's type, a string as before. Where it runs only when CUDA is there
+  (the true branch of `"cuda" if torch.cuda.is_available() else "cpu"`) that is
   `torch.accelerator.current_accelerator().type`, "cuda" on a GPU. Elsewhere the code may
   run with no accelerator at all (a default argument, a config value overridden later),
   so it is `getattr(torch.accelerator.current_accelerator(), "type", "cuda")`: the
@@ -99,7 +99,7 @@ class CurrentAccelerator(Codemod):
         rest = value[4:]
         if not rest and (variable := self._argument_variable(node, fix)):
             return Edit(cst.Name(variable), (target,), f'"cuda" -> {variable}')
-        kind = GUARDED_TYPE if target.finding.guarded else TYPE_OR_CUDA
+        kind = GUARDED_TYPE if target.finding.guarded and fix.under_cuda_check(node) else TYPE_OR_CUDA
         if not rest:
             return Edit(fix.expression(kind), (target,), f'"{value}" -> {kind}', NEEDS, USES)
         quote = node.quote
@@ -120,7 +120,7 @@ class CurrentAccelerator(Codemod):
         if "b" in updated.prefix.lower() or not isinstance(first, cst.FormattedStringText) or not first.value.startswith("cuda"):
             fix.skip(target, "not an f-string that starts with \"cuda\"; fix it by hand")
             return None
-        kind = GUARDED_TYPE if target.finding.guarded else TYPE_OR_CUDA
+        kind = GUARDED_TYPE if target.finding.guarded and fix.under_cuda_check(original) else TYPE_OR_CUDA
         quote = updated.end
         inner = kind.replace('"', "'") if '"' in quote else kind
         expression = cst.FormattedStringExpression(fix.expression(inner))
