@@ -118,3 +118,9 @@ def test_not_offered_when_the_project_pins_an_older_torch(tmp_path: Path) -> Non
 def test_a_torch_older_than_torch_accelerator_gets_nothing(tmp_path: Path) -> None:
     report = fix_project(tmp_path, {"mod.py": "import torch\ntorch.cuda.synchronize()\n", "requirements.txt": "torch<2.6\n"})
     assert report.changed_files == [] and not report.outcomes[0].fixed
+
+
+def test_a_patch_of_torch_cuda_is_left_to_a_person(tmp_path: Path) -> None:
+    code = "import torch\ntorch.cuda.is_available = lambda: True\nchecks = [torch.cuda.is_available]\n"
+    assert fixed(tmp_path, code) == "import torch\ntorch.cuda.is_available = lambda: True\nchecks = [torch.accelerator.is_available]\n"
+    assert ("CA002", 2, False, "assigned to (a patch of torch.cuda): fix it by hand") in notes(tmp_path, code)

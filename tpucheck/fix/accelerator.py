@@ -10,6 +10,7 @@ positionally, so `synchronize(device=0)` becomes `synchronize(0)`.
 from __future__ import annotations
 
 import libcst as cst
+from libcst.metadata import ParentNodeProvider
 
 from tpucheck.fix.base import Codemod, Edit, FileFix, Target
 from tpucheck.fix.surface import counterpart
@@ -30,6 +31,10 @@ class TorchAccelerator(Codemod):
         if isinstance(original, (cst.Attribute, cst.Name)) and isinstance(updated, (cst.Attribute, cst.Name)):
             target = fix.take(self.name, original)
             if target is None:
+                return None
+            parent = fix.metadata(ParentNodeProvider, original) if fix.metadata is not None else None
+            if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and parent.target is original:
+                fix.skip(target, "assigned to (a patch of torch.cuda): fix it by hand")
                 return None
             cuda_name = self._cuda_name(original, fix)
             found = counterpart(cuda_name) if cuda_name else None
