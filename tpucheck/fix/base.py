@@ -247,11 +247,6 @@ def _has_comment_node(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Comment) or any(_has_comment_node(child) for child in node.children)
 
 
-def dotted(node: cst.BaseExpression) -> str:
-    """`a.b.c` for a Name/Attribute chain, "" for anything else."""
-    return _dotted(node)
-
-
 class Codemod:
     """One fix: looks at each node once it has been rebuilt (`updated`, its children
     already fixed) and returns an Edit for the nodes its findings point at."""
