@@ -33,7 +33,7 @@ def test_short_help_flag_and_readable_usage(command: list[str]) -> None:
 def test_command_summaries_are_whole() -> None:
     listing = run("-h").stdout.split("Commands:", 1)[1]
     summaries = [line.split(None, 1)[1] for line in listing.splitlines() if line.strip()]
-    assert len(summaries) == 5
+    assert len(summaries) == 6
     assert all(s.endswith(".") and "..." not in s for s in summaries), summaries
 
 

@@ -169,6 +169,59 @@ def scan_command(
     raise typer.Exit(EXIT_USAGE if result.configuration_errors else code)
 
 
+@app.command("fix", short_help="Apply codemods: device-agnostic code that keeps the GPU path.")
+def fix_command(
+    paths: list[Path] | None = typer.Argument(None, metavar="PATH", help="A directory to fix (default: the current one), or files and directories.", show_default=False),
+    diff: bool = typer.Option(False, "--diff", help="Print a unified diff and write nothing; exit 1 when there is something to fix, 0 when not."),
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that may change numerics or behaviour (fp16 to bf16, reseeding, Hugging Face settings)."),
+    target: str | None = typer.Option(None, "--target", "-t", metavar="TARGET", help="Judge against torchtpu (default) or xla, as `scan` does."),
+    select: list[str] | None = typer.Option(None, "--select", metavar="RULES", help="Only fix these rules: ids, id prefixes, names or categories."),
+    ignore: list[str] | None = typer.Option(None, "--ignore", metavar="RULES", help="Leave these rules' findings alone."),
+    exclude: list[str] | None = typer.Option(None, "--exclude", metavar="GLOB", help="gitignore-style glob of paths to leave out (repeatable)."),
+    rules: list[Path] | None = typer.Option(None, "--rules", metavar="FILE|DIR", help="Extra rule file or directory of rule files (repeatable)."),
+    config_file: Path | None = typer.Option(None, "--config", metavar="FILE", help="Read settings from this file instead of the nearest tpucheck.toml / pyproject.toml."),
+    isolated: bool = typer.Option(False, "--isolated", help="Ignore every configuration file."),
+    baseline: Path | None = typer.Option(None, "--baseline", metavar="FILE", help="Leave the findings recorded in this baseline alone."),
+    no_gitignore: bool = typer.Option(False, "--no-gitignore", help="Fix files that .gitignore excludes too."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the changes, or nothing."),
+) -> None:
+    """Rewrite what `tpucheck scan` found where a codemod knows the fix: torch.cuda calls to
+    torch.accelerator, hard-coded "cuda" devices to the current accelerator, CUDA autocast
+    and GradScaler to torch.amp, NCCL to the default backend. The GPU path keeps working;
+    suppressed and baselined findings are left alone.
+
+    \b
+    Examples:
+      tpucheck fix --diff                 show what would change; exit 1 if anything would
+      tpucheck fix ./repo                 apply the safe fixes in place
+      tpucheck fix . --unsafe-fixes       also fp16 -> bf16 and the other unsafe fixes
+    """
+    from tpucheck.fix.output import print_diff, print_summary
+    from tpucheck.fix.runner import run_fix
+
+    paths = paths or [Path(".")]
+    for path in paths:
+        if not os.path.lexists(path):
+            raise UsageProblem(f"no such file or directory: {path}")
+    root, _ = scan_root([str(p) for p in paths])
+    flags = Flags(
+        target=target, select=_split(select), ignore=_split(ignore), exclude=tuple(exclude or ()), rules=tuple(rules or ()),
+        baseline=baseline, no_gitignore=no_gitignore, no_cache=True,
+    )  # fmt: skip
+    settings = load_settings(root, flags, config_file=config_file, isolated=isolated)
+    report = run_fix([str(p) for p in paths], settings, unsafe=unsafe_fixes, write=not diff)
+    if diff:
+        print_diff(report, sys.stdout)
+        if not quiet:
+            print_summary(report, sys.stderr, diff=True)
+        _report_problems(report.before.configuration_errors)
+        raise typer.Exit(EXIT_USAGE if report.before.configuration_errors else EXIT_GATE if report.changed_files else EXIT_OK)
+    if not quiet:
+        print_summary(report, sys.stdout, diff=False)
+    _report_problems(report.before.configuration_errors)
+    raise typer.Exit(EXIT_USAGE if report.before.configuration_errors else EXIT_OK)
+
+
 def _notes(settings: Settings) -> None:
     """What the user may want to know about the run itself, on stderr."""
     stats = settings.cache_stats

@@ -262,6 +262,22 @@ def _examples(rule: Rule, examples: Iterable[Example]) -> list[dict[str, str]]:
     return [{"code": e.code, "path": example_path(rule, e), "language": example_language(example_path(rule, e))} for e in examples]
 
 
+def autofix_text(rule: Rule) -> str | None:
+    """What `tpucheck fix` does for this rule, one line; None when it has no codemod."""
+    if rule.codemod is None:
+        return None
+    from tpucheck.fix.catalog import CODEMODS
+
+    info = CODEMODS.get(rule.codemod.name)
+    how = "safe: applied by `tpucheck fix`" if rule.codemod.safe else "unsafe: applied by `tpucheck fix --unsafe-fixes`"
+    text = f"{rule.codemod.name} ({how})"
+    if info is not None:
+        text += f". {info.does}"
+        if info.unsafe and rule.codemod.safe:
+            text += f" With --unsafe-fixes: {info.unsafe}"
+    return text
+
+
 def rule_to_dict(rule: Rule) -> dict[str, Any]:
     """Every fact of a rule, for `rules --format json` and `explain --format json`."""
     return {
@@ -278,6 +294,7 @@ def rule_to_dict(rule: Rule) -> dict[str, Any]:
         "inventory": rule.inventory,
         "where": _where_dict(rule.where),
         "supersedes": list(rule.supersedes),
+        "codemod": None if rule.codemod is None else {"name": rule.codemod.name, "safe": rule.codemod.safe},
         "match": [plain(describe_matcher(m)) for m in rule.matchers],
         "examples": {"flag": _examples(rule, rule.flag_examples), "pass": _examples(rule, rule.pass_examples)},
         "source": rule.source,
@@ -354,6 +371,9 @@ def markdown_rule(rule: Rule, judged: dict[str, Rule] | None = None) -> str:
     ]
     if rule.fix_xla:
         lines += [f"**Fix on PyTorch/XLA:** {rule.fix_xla}", ""]
+    autofix = autofix_text(rule)
+    if autofix is not None:
+        lines += [f"**Autofix:** {autofix}", ""]
     where = describe_where(rule)
     if where is not None:
         lines += [f"**When it applies:** {_md(where)}", ""]
@@ -515,6 +535,9 @@ def terminal_rule(rule: Rule) -> Group:
     ]
     if rule.fix_xla:
         parts.append(Text.assemble(("Fix on PyTorch/XLA: ", "bold"), _inline(rule.fix_xla)))
+    autofix = autofix_text(rule)
+    if autofix is not None:
+        parts.append(Text.assemble(("Autofix: ", "bold"), _inline(autofix)))
     where = describe_where(rule)
     if where is not None:
         parts += [Text(), Text.assemble(("When it applies: ", "bold"), _rich(where))]
@@ -555,6 +578,8 @@ def terminal_table(rules: Sequence[Rule], long: bool = False) -> Group:
         body = Text(summary_line(rule))
         if long and rule.fix:
             body.append(f"\nfix: {first_sentence(rule.fix)}", style="dim")
+        if long and rule.codemod is not None:
+            body.append(f"\nautofix: {rule.codemod.name} ({'safe' if rule.codemod.safe else 'unsafe: --unsafe-fixes'})", style="dim")
         grid.add_row(Text(rule.id, style="magenta"), Group(head, body))
         entries.append(grid)
     return Group(*entries)

@@ -18,6 +18,7 @@ from tpucheck.findings import CATEGORIES
 from tpucheck.ruleset.matchers import GLOB_CHARS, as_patterns, build_matcher, derive_needles
 from tpucheck.ruleset.model import (
     PYTHON_KINDS,
+    CodemodRef,
     DeviceContext,
     Example,
     HostData,
@@ -254,6 +255,12 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
             problems.add((*path, "fix"), "a built-in rule needs `fix.tpu`")
     if "kernel_kind" in raw and _inventory(raw) != "kernel":
         problems.add((*path, "kernel_kind"), "kernel_kind is only for rules with `inventory: kernel`")
+    codemod = raw.get("codemod")
+    if codemod is not None:
+        from tpucheck.fix.catalog import CODEMODS
+
+        if codemod["name"] not in CODEMODS:
+            problems.add((*path, "codemod", "name"), f"unknown codemod {codemod['name']!r}: choose one of {', '.join(sorted(CODEMODS))}")
     if effort["low"] > effort["high"]:
         problems.add((*path, "effort", "low"), "effort.low is greater than effort.high")
     rule = Rule(
@@ -281,6 +288,7 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         where=_where(raw.get("where")),
         targets=tuple((target, _target_override(override)) for target, override in sorted(raw.get("targets", {}).items())),
         unless=raw.get("unless"),
+        codemod=CodemodRef(codemod["name"], bool(codemod["safe"])) if codemod is not None else None,
     )
     return (None if problems.items else rule), problems.items
 

@@ -121,6 +121,16 @@ class Example:
 
 
 @dataclass(frozen=True, slots=True)
+class CodemodRef:
+    """The codemod `tpucheck fix` applies to a rule's findings, and whether the fix keeps
+    behaviour on CUDA (safe) or may change numerics or behaviour (run only with
+    `--unsafe-fixes`)."""
+
+    name: str
+    safe: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Rule:
     id: str
     name: str
@@ -155,6 +165,8 @@ class Rule:
     """Per-target judgement from the rule's own `targets:`; it beats category defaults."""
     target: str = DEFAULT_TARGET
     """The target this rule is judged for (set by `Ruleset.for_target`)."""
+    codemod: CodemodRef | None = None
+    """The codemod that fixes this rule's findings (`tpucheck fix`), if any."""
     unless: str | None = None
     """"guard": not reported inside the condition of a CUDA guard or test skip (the
     availability check that keeps a fallback is not itself work to do)."""

@@ -1,0 +1,91 @@
+"""`tpucheck fix` on the command line (issue 15): --diff prints a unified diff, writes
+nothing and exits 1 when there is something to fix; a plain run writes, says what changed
+and what it left; a second run changes nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CODE = """import torch
+
+torch.manual_seed(0)
+torch.cuda.manual_seed(0)
+torch.cuda.synchronize()  # wait
+print(torch.cuda.memory_summary())
+"""
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "tpucheck", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=300)
+
+
+def test_diff_writes_nothing_and_exits_1(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(CODE)
+    done = run("fix", "--diff", "--isolated", ".", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == (
+        "--- a/train.py\n"
+        "+++ b/train.py\n"
+        "@@ -1,6 +1,5 @@\n"
+        " import torch\n"
+        " \n"
+        " torch.manual_seed(0)\n"
+        "-torch.cuda.manual_seed(0)\n"
+        "-torch.cuda.synchronize()  # wait\n"
+        "+torch.accelerator.synchronize()  # wait\n"
+        " print(torch.cuda.memory_summary())\n"
+    )
+    assert "would fix 2 findings in 1 file" in done.stderr
+    assert (tmp_path / "train.py").read_text() == CODE
+    # the diff applies as it is
+    patch = subprocess.run(["git", "apply", "--check", "-"], input=done.stdout, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert patch.returncode == 0, patch.stderr
+
+
+def test_fix_writes_reports_and_a_second_run_changes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(CODE)
+    done = run("fix", "--isolated", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "train.py").read_text() == (
+        "import torch\n\ntorch.manual_seed(0)\ntorch.accelerator.synchronize()  # wait\nprint(torch.cuda.memory_summary())\n"
+    )
+    out = done.stdout
+    assert "fixed 2 findings in 1 file; score " in out
+    assert "    5:1 CA001 torch.cuda.synchronize() -> torch.accelerator.synchronize()" in out
+    assert "The rewritten code needs torch>=2.6" in out
+    assert "train.py:6:7 CA006 torch.accelerator has no counterpart of torch.cuda.memory_summary; fix it by hand" in out
+    assert "Next: review the change" in out
+    assert not list(tmp_path.glob(".tpucheck-fix-*"))
+    again = run("fix", "--diff", "--isolated", cwd=tmp_path)
+    assert again.returncode == 0 and again.stdout == ""
+    assert run("fix", "--isolated", cwd=tmp_path).stdout.startswith("tpucheck fix: fixed 0 findings in 0 files")
+
+
+def test_select_and_ignore_choose_the_rules(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(CODE)
+    done = run("fix", "--diff", "--isolated", "--ignore", "CA001", cwd=tmp_path)
+    assert "+torch.accelerator" not in done.stdout and "-torch.cuda.manual_seed(0)" in done.stdout
+    done = run("fix", "--diff", "--isolated", "--select", "cuda-synchronize", cwd=tmp_path)
+    assert "-torch.cuda.manual_seed" not in done.stdout and "+torch.accelerator.synchronize()" in done.stdout
+
+
+def test_nothing_to_fix_exits_0(tmp_path: Path) -> None:
+    (tmp_path / "ok.py").write_text("import torch\nx = torch.ones(2)\n")
+    done = run("fix", "--diff", "--isolated", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "")
+
+
+def test_a_missing_path_is_a_usage_error(tmp_path: Path) -> None:
+    done = run("fix", "nowhere", cwd=tmp_path)
+    assert done.returncode == 2 and "no such file or directory: nowhere" in done.stderr
+
+
+def test_help_is_there() -> None:
+    done = run("fix", "-h", cwd=ROOT)
+    assert done.returncode == 0 and "fix [OPTIONS] [PATH]..." in done.stdout and "--unsafe-fixes" in done.stdout
