@@ -122,3 +122,20 @@ def test_type_stub_tests_are_supporting_code(tmp_path: Path) -> None:
         x = torch.zeros(3).cuda()
         """
     assert found(tmp_path, code, path="stubs/torch_stub_tests.py", rules=("CA003",)) == [("CA003", 3, 20, "minor", False)]
+
+
+def test_a_comparison_of_host_tensors_is_no_device_sync(tmp_path: Path) -> None:
+    code = """\
+        import torch
+
+        def same(model, batch):
+            expected = torch.tensor([1.0, 2.0])
+            got = model(batch)
+            return torch.allclose(expected, torch.ones(2)), torch.allclose(expected, got)
+        """
+    ruleset = RULESET.for_target("xla")
+    target = tmp_path / "pkg" / "mod.py"
+    target.parent.mkdir(parents=True)
+    target.write_text(dedent(code))
+    result = scan(str(tmp_path), ruleset, ScanOptions(jobs=1))
+    assert [(f.rule, f.span.line, f.span.column) for f in result.findings if f.rule == "UO127"] == [("UO127", 6, 53)]

@@ -227,6 +227,9 @@ class HostData:
     """Top-level modules whose calls return host data (`numpy`)."""
     annotations: frozenset[str] = frozenset()
     """Qualified parameter annotations that mean host data (`numpy.ndarray`)."""
+    calls: frozenset[str] = frozenset()
+    """Calls whose rules are dropped when every tensor they are given is host data
+    (`torch.allclose(expected, got)` on two CPU tensors is no device sync)."""
     constructors: frozenset[str] = frozenset()
     """Calls that make a tensor on the host unless given `device=` (`torch.zeros(3)`);
     `torch.load` counts only with `map_location="cpu"`."""

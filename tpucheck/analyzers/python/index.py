@@ -40,6 +40,7 @@ class PythonIndex:
     host_modules: frozenset[str] = frozenset()
     host_annotations: frozenset[str] = frozenset()
     host_constructors: frozenset[str] = frozenset()
+    host_calls: frozenset[str] = frozenset()
 
     @property
     def any_rules(self) -> bool:
@@ -67,6 +68,7 @@ def build_python_index(ruleset: Ruleset) -> PythonIndex:
         host_modules=ruleset.host.modules,
         host_annotations=ruleset.host.annotations,
         host_constructors=ruleset.host.constructors,
+        host_calls=ruleset.host.calls,
     )
     tables = {
         "call": index.call,

@@ -304,12 +304,17 @@ class Walker:
 
     # -- calls -------------------------------------------------------------------------
 
+    def all_args_on_host(self, node: cst.Call) -> bool:
+        """Every positional argument is host data: a call on CPU values only."""
+        positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+        return bool(positional) and all(bindings.on_host(self, value) for value in positional)
+
     def on_call(self, node: cst.Call, ctx: str | None) -> None:
         index = self.index
         func = node.func
         qualified = self.qualified(func)
         method: str | None = None
-        if qualified is not None:
+        if qualified is not None and not (qualified in index.host_calls and self.all_args_on_host(node)):
             for rule_matcher in self.lookup(index.call, func, qualified):
                 if args_hold(self, rule_matcher[1], node):
                     label = call_label(self, rule_matcher[1], node)
