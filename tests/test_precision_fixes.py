@@ -139,3 +139,13 @@ def test_a_comparison_of_host_tensors_is_no_device_sync(tmp_path: Path) -> None:
     target.write_text(dedent(code))
     result = scan(str(tmp_path), ruleset, ScanOptions(jobs=1))
     assert [(f.rule, f.span.line, f.span.column) for f in result.findings if f.rule == "UO127"] == [("UO127", 6, 53)]
+
+
+def test_cuda_as_the_fallback_of_a_device_agnostic_choice_is_kept(tmp_path: Path) -> None:
+    code = """\
+        import torch
+
+        device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cuda"
+        fallback_device = "cuda"
+        """
+    assert found(tmp_path, code, rules=("CA003",)) == [("CA003", 3, 96, "major", True), ("CA003", 4, 19, "major", False)]

@@ -134,7 +134,15 @@ def tpu_test(walker: Walker, test: cst.BaseExpression) -> bool:
     if isinstance(test, cst.Call):
         test = test.func
     parts = dotted(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
-    return parts is not None and any(_TPU_NAME.search(part) for part in parts)
+    if parts is None:
+        return False
+    if walker.qualified(test) in _ACCELERATOR_TESTS:
+        return True  # `... if torch.accelerator.is_available() else "cuda"`: CUDA is the fallback
+    return any(_TPU_NAME.search(part) for part in parts)
+
+
+_ACCELERATOR_TESTS = frozenset({"torch.accelerator.is_available", "torch.accelerator.current_accelerator", "torch.accelerator.device_count"})
+"""Device-agnostic tests: the side they guard runs on TorchTPU, so the other is a fallback."""
 
 
 def _tpu_string(node: cst.BaseExpression) -> bool:
