@@ -48,6 +48,7 @@ from typing import Any
 
 import tpucheck
 from tpucheck.findings import FileResult, RawMatch, ScanError, Span, Suppression
+from tpucheck.jsontypes import expect_bool, expect_int, expect_list, expect_str, optional_str
 from tpucheck.ruleset.model import Ruleset
 
 CACHE_DIRNAME = ".tpucheck_cache"
@@ -268,64 +269,37 @@ def _result_to_json(result: FileResult) -> dict[str, Any]:
 
 
 class _Malformed(Exception):
-    """An entry that is not exactly what `_result_to_json` writes."""
-
-
-def _int(value: Any) -> int:
-    if type(value) is not int:
-        raise _Malformed
-    return value
-
-
-def _str(value: Any) -> str:
-    if type(value) is not str:
-        raise _Malformed
-    return value
-
-
-def _opt_str(value: Any) -> str | None:
-    return None if value is None else _str(value)
-
-
-def _bool(value: Any) -> bool:
-    if type(value) is not bool:
-        raise _Malformed
-    return value
-
-
-def _list(value: Any, length: int | None = None) -> list[Any]:
-    if type(value) is not list or (length is not None and len(value) != length):
-        raise _Malformed
-    return value
+    """An entry that is not exactly what `_result_to_json` writes (a value of the wrong
+    type raises TypeError, from `tpucheck.jsontypes`)."""
 
 
 def _result_from_json(path: str, kind: str, data: Any) -> FileResult:
     if type(data) is not dict or set(data) != {"lines", "parsed", "matches", "suppressions", "error"}:
         raise _Malformed
     matches = []
-    for item in _list(data["matches"]):
-        rule_id, line, column, end_line, end_column, snippet, cell, guarded, detail, severity, role = _list(item, 11)
+    for item in expect_list(data["matches"]):
+        rule_id, line, column, end_line, end_column, snippet, cell, guarded, detail, severity, role = expect_list(item, length=11)
         matches.append(
             RawMatch(
-                rule_id=_str(rule_id),
-                span=Span(_int(line), _int(column), _int(end_line), _int(end_column)),
-                snippet=_str(snippet),
-                cell=None if cell is None else _int(cell),
-                guarded=_bool(guarded),
-                detail=_opt_str(detail),
-                severity=_opt_str(severity),
-                role=_opt_str(role),
+                rule_id=expect_str(rule_id),
+                span=Span(expect_int(line), expect_int(column), expect_int(end_line), expect_int(end_column)),
+                snippet=expect_str(snippet),
+                cell=None if cell is None else expect_int(cell),
+                guarded=expect_bool(guarded),
+                detail=optional_str(detail),
+                severity=optional_str(severity),
+                role=optional_str(role),
             )
         )
     suppressions = {}
-    for item in _list(data["suppressions"]):
-        line, rules, reason = _list(item, 3)
-        suppressions[_int(line)] = Suppression(rules=frozenset(_str(r) for r in _list(rules)), reason=_opt_str(reason))
+    for item in expect_list(data["suppressions"]):
+        line, rules, reason = expect_list(item, length=3)
+        suppressions[expect_int(line)] = Suppression(rules=frozenset(expect_str(r) for r in expect_list(rules)), reason=optional_str(reason))
     error = None
     if data["error"] is not None:
-        error_kind, message = _list(data["error"], 2)
-        error = ScanError(path, _str(error_kind), _str(message))
-    return FileResult(path=path, kind=kind, lines=_int(data["lines"]), parsed=_bool(data["parsed"]), matches=matches, suppressions=suppressions, error=error)
+        error_kind, message = expect_list(data["error"], length=2)
+        error = ScanError(path, expect_str(error_kind), expect_str(message))
+    return FileResult(path=path, kind=kind, lines=expect_int(data["lines"]), parsed=expect_bool(data["parsed"]), matches=matches, suppressions=suppressions, error=error)
 
 
 @dataclass(frozen=True, slots=True)
@@ -532,10 +506,8 @@ def _real_dir(path: str) -> None:
 
 
 def _make_real_dir(path: str) -> None:
-    try:
+    with contextlib.suppress(FileExistsError):
         os.mkdir(path)
-    except FileExistsError:
-        pass
     _real_dir(path)
 
 
@@ -549,8 +521,6 @@ def _atomic_write(folder: str, path: str, payload: bytes) -> None:
             handle.write(payload)
         os.replace(temporary, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(temporary)
-        except OSError:
-            pass
         raise

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from tpucheck.jsontypes import expect_int, expect_str
+
 SEVERITIES: tuple[str, ...] = ("blocker", "major", "minor", "info")
 """Most severe first; the index is used for ordering and for `--fail-on`."""
 
@@ -221,21 +223,21 @@ class Finding:
         on a malformed entry, which the caller reports with the file it came from."""
         cell = data["cell"]
         return cls(
-            rule=_str(data, "rule"),
-            name=_str(data, "name"),
-            category=_str(data, "category"),
-            severity=_str(data, "severity"),
-            confidence=_str(data, "confidence"),
-            path=_str(data, "path"),
-            span=Span(_int(data, "line"), _int(data, "column"), _int(data, "end_line"), _int(data, "end_column")),
-            cell=None if cell is None else _int(data, "cell"),
-            message=_str(data, "message"),
-            fix=_str(data, "fix"),
+            rule=expect_str(data["rule"], "rule"),
+            name=expect_str(data["name"], "name"),
+            category=expect_str(data["category"], "category"),
+            severity=expect_str(data["severity"], "severity"),
+            confidence=expect_str(data["confidence"], "confidence"),
+            path=expect_str(data["path"], "path"),
+            span=Span(expect_int(data["line"], "line"), expect_int(data["column"], "column"), expect_int(data["end_line"], "end_line"), expect_int(data["end_column"], "end_column")),
+            cell=None if cell is None else expect_int(data["cell"], "cell"),
+            message=expect_str(data["message"], "message"),
+            fix=expect_str(data["fix"], "fix"),
             affects=tuple(str(a) for a in data["affects"]),
-            snippet=_str(data, "snippet"),
-            role=_str(data, "role"),
+            snippet=expect_str(data["snippet"], "snippet"),
+            role=expect_str(data["role"], "role"),
             guarded=bool(data["guarded"]),
-            fingerprint=_str(data, "fingerprint"),
+            fingerprint=expect_str(data["fingerprint"], "fingerprint"),
             detail=data.get("detail"),
             suppressed=suppressed,
             suppression_reason=data.get("suppression_reason") if suppressed else None,
@@ -244,20 +246,6 @@ class Finding:
             baselined=bool(data.get("baselined", False)),
             outside_diff=bool(data.get("outside_diff", False)),
         )
-
-
-def _str(data: dict[str, Any], key: str) -> str:
-    value = data[key]
-    if not isinstance(value, str):
-        raise TypeError(f"{key} must be a string")
-    return value
-
-
-def _int(data: dict[str, Any], key: str) -> int:
-    value = data[key]
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{key} must be an integer")
-    return value
 
 
 _WS = re.compile(r"\s+")

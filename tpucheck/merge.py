@@ -16,6 +16,7 @@ from typing import Any
 
 from tpucheck import __version__
 from tpucheck.findings import Finding, ScanError, Skipped
+from tpucheck.jsontypes import expect_str
 from tpucheck.postscan import build_result
 from tpucheck.result import SCHEMA_VERSION, Coverage, ScanResult
 from tpucheck.ruleset.model import DEFAULT_TARGET, TARGETS, Ruleset
@@ -111,7 +112,7 @@ def merge_reports(paths: list[Path], ruleset: Ruleset) -> ScanResult:
             configuration_errors += [ScanError(e["path"], e["kind"], e["message"]) for e in doc.get("configuration_errors", [])]
             for key in _COUNTS:
                 counts[key] += int(doc["coverage"][key])
-            cuda_files += [(_text(entry["path"]), int(entry["lines"])) for entry in doc["inventory"].get("cuda_sources", [])]
+            cuda_files += [(expect_str(entry["path"], "a cuda_sources path"), int(entry["lines"])) for entry in doc["inventory"].get("cuda_sources", [])]
         except (KeyError, TypeError, ValueError) as exc:
             raise MergeError(f"{path}: malformed report ({type(exc).__name__}: {exc})") from None
     result = build_result(str(root), rules, active, suppressed, errors, skipped, Coverage(**counts), cuda_files=cuda_files)
@@ -119,12 +120,6 @@ def merge_reports(paths: list[Path], ruleset: Ruleset) -> ScanResult:
     result.diff_base = gate.get("diff_base") if isinstance(gate, dict) else None
     result.configuration_errors = sorted(set(configuration_errors), key=lambda e: (e.path, e.kind, e.message))
     return result
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise TypeError("a cuda_sources path must be a string")
-    return value
 
 
 def _finding(entry: dict[str, Any], inventory: dict[str, str | None], suppressed: bool) -> Finding:

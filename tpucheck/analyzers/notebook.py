@@ -22,6 +22,8 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tpucheck.jsontypes import json_type
+
 __all__ = [
     "Cell",
     "NotebookError",
@@ -68,7 +70,7 @@ def read_cells(text: str) -> list[Cell]:
     except ValueError as exc:  # e.g. an integer longer than int() accepts (4300 digits)
         raise NotebookError(f"not valid JSON: {str(exc).splitlines()[0] if str(exc) else 'bad value'}") from None
     if not isinstance(data, dict):
-        raise NotebookError(f"not a notebook: top level is a JSON {_json_type(data)}, not an object")
+        raise NotebookError(f"not a notebook: top level is a JSON {json_type(data)}, not an object")
 
     if "cells" in data:
         raw_cells = _expect_list(data["cells"], "'cells'")
@@ -81,7 +83,7 @@ def read_cells(text: str) -> list[Cell]:
         for ws_number, worksheet in enumerate(worksheets, 1):
             if not isinstance(worksheet, dict):
                 raise NotebookError(
-                    f"worksheet {ws_number}: is a JSON {_json_type(worksheet)}, not an object"
+                    f"worksheet {ws_number}: is a JSON {json_type(worksheet)}, not an object"
                 )
             raw_cells = _expect_list(worksheet.get("cells", []), f"worksheet {ws_number}: 'cells'")
             for raw in raw_cells:
@@ -93,7 +95,7 @@ def read_cells(text: str) -> list[Cell]:
 
 def _read_cell(number: int, raw: Any, code_key: str) -> Cell:
     if not isinstance(raw, dict):
-        raise NotebookError(f"cell {number}: is a JSON {_json_type(raw)}, not an object")
+        raise NotebookError(f"cell {number}: is a JSON {json_type(raw)}, not an object")
     kind = raw.get("cell_type", "unknown")
     if not isinstance(kind, str):
         raise NotebookError(f"cell {number}: 'cell_type' is not a string")
@@ -128,22 +130,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def _expect_list(value: Any, what: str) -> list[Any]:
     if not isinstance(value, list):
-        raise NotebookError(f"{what} is a JSON {_json_type(value)}, not a list")
+        raise NotebookError(f"{what} is a JSON {json_type(value)}, not a list")
     return value
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 # --------------------------------------------------------------------------- masking
