@@ -124,3 +124,10 @@ def test_a_patch_of_torch_cuda_is_left_to_a_person(tmp_path: Path) -> None:
     code = "import torch\ntorch.cuda.is_available = lambda: True\nchecks = [torch.cuda.is_available]\n"
     assert fixed(tmp_path, code) == "import torch\ntorch.cuda.is_available = lambda: True\nchecks = [torch.accelerator.is_available]\n"
     assert ("CA002", 2, False, "assigned to (a patch of torch.cuda): fix it by hand") in notes(tmp_path, code)
+
+
+def test_an_availability_check_that_guards_a_cuda_call_beside_it_stays(tmp_path: Path) -> None:
+    code = "import torch\nbf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()\nok = torch.cuda.is_available() and flag\n"
+    assert fixed(tmp_path, code) == (
+        "import torch\nbf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()\nok = torch.accelerator.is_available() and flag\n"
+    )

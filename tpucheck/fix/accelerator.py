@@ -54,6 +54,16 @@ class TorchAccelerator(Codemod):
                 return qualified[len(_PREFIX) :]
         return None
 
+    @staticmethod
+    def _guards_cuda(original: cst.Call, fix: FileFix) -> bool:
+        """`torch.cuda.is_available() and torch.cuda.is_bf16_supported()`: the check keeps
+        the CUDA call beside it from running without CUDA, so it must stay CUDA's."""
+        parent = fix.metadata(ParentNodeProvider, original) if fix.metadata is not None else None
+        if not (isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.And)):
+            return False
+        other = parent.right if parent.left is original else parent.left
+        return "cuda." in cst.Module(body=[]).code_for_node(other)
+
     def _call(self, original: cst.Call, updated: cst.Call, fix: FileFix, target: Target) -> Edit | None:
         cuda_name = self._cuda_name(original.func, fix)
         found = counterpart(cuda_name) if cuda_name else None
@@ -61,6 +71,9 @@ class TorchAccelerator(Codemod):
             fix.skip(target, f"torch.accelerator has no counterpart of torch.cuda.{cuda_name or '?'}; fix it by hand")
             return None
         name, needs = found
+        if cuda_name == "is_available" and self._guards_cuda(original, fix):
+            fix.skip(target, "a torch.cuda call follows this check in the same condition; rewritten, that call would run on a TPU: fix both by hand")
+            return None
         if not fix.allows(needs):
             fix.skip_pinned(target, needs, f"torch.accelerator.{name}")
             return None
