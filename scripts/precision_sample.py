@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from calibration_common import (
     DEFAULT_REPOS,
     DEFAULT_SET,
+    Repo,
     ScanFailed,
     load_or_scan,
     load_set,
@@ -318,6 +319,22 @@ def summarize(path: Path, by_rule: bool = False) -> str:
 
 # ---------------------------------------------------------------- main
 
+def scan_reports(repos: list[Repo], args: argparse.Namespace, scans_dir: Path) -> dict[str, dict[str, Any]] | None:
+    """Each repository's JSON report, scanned or read back (--reuse); None after a failed
+    scan, which is reported on stderr."""
+    reports: dict[str, dict[str, Any]] = {}
+    for repo in repos:
+        print(f"{'reading' if args.reuse else 'scanning'} {repo.repo} ...", file=sys.stderr, flush=True)
+        try:
+            reports[repo.repo], _ = load_or_scan(
+                repo, args.repos, scans_dir, reuse=args.reuse, tpucheck=args.tpucheck, target=args.target, jobs=args.jobs
+            )
+        except ScanFailed as exc:
+            print(f"error: {repo.repo}: {exc}", file=sys.stderr)
+            return None
+    return reports
+
+
 def cmd_sample(args: argparse.Namespace) -> int:
     cset = load_set(args.set_path)
     repos = select(cset.precision_repos, args.only)
@@ -325,16 +342,11 @@ def cmd_sample(args: argparse.Namespace) -> int:
     items: list[Item] = []
     per_repo: dict[str, int] = {}
     targets: set[str] = set()
+    reports = scan_reports(repos, args, scans_dir)
+    if reports is None:
+        return 2
     for repo in repos:
-        print(f"{'reading' if args.reuse else 'scanning'} {repo.repo} ...", file=sys.stderr, flush=True)
-        try:
-            report, _ = load_or_scan(
-                repo, args.repos, scans_dir, reuse=args.reuse, tpucheck=args.tpucheck,
-                target=args.target, jobs=args.jobs,
-            )
-        except ScanFailed as exc:
-            print(f"error: {repo.repo}: {exc}", file=sys.stderr)
-            return 2
+        report = reports[repo.repo]
         t = report.get("summary", {}).get("target") or report.get("target")
         if isinstance(t, str):
             targets.add(t)
@@ -393,14 +405,9 @@ def recheck(rows: list[dict[str, str]], reports: dict[str, dict[str, Any]]) -> t
 def cmd_recheck(args: argparse.Namespace) -> int:
     cset = load_set(args.set_path)
     repos = select(cset.precision_repos, args.only)
-    reports: dict[str, dict[str, Any]] = {}
-    for repo in repos:
-        print(f"{'reading' if args.reuse else 'scanning'} {repo.repo} ...", file=sys.stderr, flush=True)
-        try:
-            reports[repo.repo], _ = load_or_scan(repo, args.repos, args.scans, reuse=args.reuse, tpucheck=args.tpucheck, target=args.target, jobs=args.jobs)
-        except ScanFailed as exc:
-            print(f"error: {repo.repo}: {exc}", file=sys.stderr)
-            return 2
+    reports = scan_reports(repos, args, args.scans)
+    if reports is None:
+        return 2
     rows = read_sheet(args.sheet)
     kept, gone = recheck(rows, reports)
     header = "\n".join([

@@ -7,6 +7,7 @@ from pathlib import Path
 from textwrap import dedent
 
 from tpucheck.engine import ScanOptions, scan
+from tpucheck.result import ScanResult
 from tpucheck.ruleset import load_ruleset
 
 RULESET = load_ruleset()
@@ -20,6 +21,14 @@ def found(tmp_path: Path, code: str, path: str = "pkg/mod.py", rules: tuple[str,
     target.write_text(dedent(code), encoding="utf-8")
     result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1))
     return sorted((f.rule, f.span.line, f.span.column, f.severity, f.guarded) for f in result.findings if not rules or f.rule in rules)
+
+
+def scan_on_xla(tmp_path: Path, code: str) -> ScanResult:
+    """PyTorch/XLA keeps host syncs at their weight, so what host data drops is visible."""
+    target = tmp_path / "pkg" / "mod.py"
+    target.parent.mkdir(parents=True)
+    target.write_text(dedent(code))
+    return scan(str(tmp_path), RULESET.for_target("xla"), ScanOptions(jobs=1))
 
 
 def test_another_accelerators_stream_is_not_cuda(tmp_path: Path) -> None:
@@ -96,11 +105,7 @@ def test_tensors_made_without_a_device_are_host_data(tmp_path: Path) -> None:
             return grid.tolist(), state["step"].item(), placed.tolist()
         """
     # on the XLA target the host syncs keep their weight: only the device tensor's is reported
-    ruleset = RULESET.for_target("xla")
-    target = tmp_path / "pkg" / "mod.py"
-    target.parent.mkdir(parents=True)
-    target.write_text(dedent(code))
-    result = scan(str(tmp_path), ruleset, ScanOptions(jobs=1))
+    result = scan_on_xla(tmp_path, code)
     assert [(f.rule, f.span.line, f.span.column) for f in result.findings if f.category == "host-sync"] == [("HS002", 7, 56)]
 
 
@@ -133,11 +138,7 @@ def test_a_comparison_of_host_tensors_is_no_device_sync(tmp_path: Path) -> None:
             got = model(batch)
             return torch.allclose(expected, torch.ones(2)), torch.allclose(expected, got)
         """
-    ruleset = RULESET.for_target("xla")
-    target = tmp_path / "pkg" / "mod.py"
-    target.parent.mkdir(parents=True)
-    target.write_text(dedent(code))
-    result = scan(str(tmp_path), ruleset, ScanOptions(jobs=1))
+    result = scan_on_xla(tmp_path, code)
     assert [(f.rule, f.span.line, f.span.column) for f in result.findings if f.rule == "UO127"] == [("UO127", 6, 53)]
 
 
