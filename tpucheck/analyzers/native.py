@@ -43,6 +43,23 @@ def path_matches(path: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatchcase(path if "/" in p else name, p.lstrip("/")) for p in patterns)
 
 
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(?P<macro>[A-Za-z_]\w*)\((?P<body>(?:[^\n]*\\\n)*[^\n]*)", re.M)
+
+
+def macro_definitions(code: str, body: re.Pattern[str]) -> list[re.Match[str]]:
+    """Uses of function-like macros whose definition (continuation lines included) the
+    body regex finds, where the use defines something: `DEFINE_FWD_KERNEL(fwd, ...) {`.
+    Kernel libraries built on CUTLASS declare their main kernels this way, and a regex on
+    `__global__` alone sees only the macro, never the kernels."""
+    macros = [m.group("macro") for m in _DEFINE.finditer(code) if body.search(m.group("body"))]
+    if not macros:
+        return []
+    defines = [(m.start(), m.end()) for m in _DEFINE.finditer(code)]
+    names = "|".join(re.escape(name) for name in sorted(set(macros)))
+    use = re.compile(r"\b(?:" + names + r")\s*\(\s*(?P<name>[A-Za-z_]\w*)\s*(?:,(?:[^()]|\([^()]*\))*)?\)\s*\{")
+    return [m for m in use.finditer(code) if not any(start <= m.start() < end for start, end in defines)]
+
+
 def analyze_native(path: str, text: str, rules: list[Rule]) -> list[RawMatch]:
     code = blank_comments(text)
     lines = LineIndex(text, NEWLINES_ONLY)
@@ -53,7 +70,10 @@ def analyze_native(path: str, text: str, rules: list[Rule]) -> list[RawMatch]:
                 continue
             if matcher.files and not path_matches(path, matcher.files):
                 continue
-            for found in matcher.regex.finditer(code):
+            found_all = list(matcher.regex.finditer(code))
+            if matcher.macro_body is not None:
+                found_all += macro_definitions(code, matcher.macro_body)
+            for found in found_all:
                 if found.end() == found.start():
                     continue
                 detail = found.groupdict().get("name")

@@ -36,7 +36,8 @@ def build_matcher(raw: dict[str, Any], path: tuple[str | int, ...], problems: Pr
         return Matcher(regex=regex, contexts=contexts, **common)
     if kind == "native":
         regex = problems.regex(raw["native"], (*path, "native"))
-        return Matcher(regex=regex, files=as_patterns(raw.get("files", ())), **common)
+        macro_body = problems.regex(raw["macro_body"], (*path, "macro_body")) if "macro_body" in raw else None
+        return Matcher(regex=regex, files=as_patterns(raw.get("files", ())), macro_body=macro_body, **common)
     patterns = as_patterns(raw[kind])
     matcher = Matcher(patterns=patterns, in_call=as_patterns(raw.get("in_call", ())), **common)
     if kind == "reference":

@@ -54,6 +54,10 @@ class Matcher:
     """string: argument, assignment, comparison."""
     files: tuple[str, ...] = ()
     """native: path globs the regex applies to (default: every native file)."""
+    macro_body: re.Pattern[str] | None = None
+    """native: also match where a function-like macro defined in the same file, whose
+    body this regex finds, defines something: `DEFINE_KERNEL(name, ...) {`; the macro's
+    first argument is the name (CUTLASS-style kernels declared through a macro)."""
     keep_comments: bool = False
     """file: search `#` comment lines too."""
     label: ArgConstraint | None = None
