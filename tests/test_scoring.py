@@ -110,6 +110,17 @@ def test_kernels_are_real_work_per_file() -> None:
     assert one_file.effort.high == pytest.approx(24.0 * 1.5)
 
 
+def test_a_fallback_kept_kernel_family_is_checked_once_per_folder() -> None:
+    # Four kernels of one optional extension over two files: one check of its fallback
+    # (2 h at most) plus a tenth for each further kernel, not a check per file or kernel.
+    family = judged([finding("KERNEL", "major", n, guarded=True, path=f"ext/conv_cuda/k{n % 2}.cu") for n in range(4)])
+    assert family.effort.high == pytest.approx(2.0 * (1 + 3 * 0.1))
+    two_families = judged([finding("KERNEL", "major", n, guarded=True, path=f"ext/op{n}/k.cu") for n in range(2)])
+    assert two_families.effort.high == pytest.approx(4.0)
+    unguarded = judged([finding("KERNEL", "blocker", n, path=f"ext/conv_cuda/k{n % 2}.cu") for n in range(4)])
+    assert unguarded.effort.high == pytest.approx(24.0 * 2 * (1 + 0.25))
+
+
 def test_fallback_kept_is_a_small_fraction_and_never_a_blocker() -> None:
     hard = judged([finding("PKG", "blocker")])
     kept = judged([finding("PKG", "major", guarded=True)])

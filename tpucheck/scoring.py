@@ -4,6 +4,7 @@ The score models work, not findings (DESIGN.md, Judgement). The formula, also in
 README so a user can check it by hand:
 
     hours(rule)  per occurrence: the first in each file full, each further one a tenth
+                 (a kernel a quarter; fallback-kept kernels once per folder)
                  per file: once per file touched;  per project: once
     weight       SEVERITY (blocker 2, major 1, minor 0.5, info 0) * CONFIDENCE
                  * 0.25 in supporting code (hours on a fallback-kept path: a fifth,
@@ -137,7 +138,10 @@ def shares(
         # A dependency is swapped once per package: its first use is the work, every
         # further file a repeat.
         whole_project = per == "project" or finding.inventory == "package"
-        key = (finding.rule, "" if whole_project else finding.path)
+        # Checking that a fallback-kept kernel's fallback runs is done once for its
+        # family (the folder of an extension or op), however many kernels it holds.
+        family = finding.guarded and is_kernel(finding, rules)
+        key = (finding.rule, "" if whole_project else f"{folder_of(finding.path)}/" if family else finding.path)
         groups.setdefault(key, []).append(finding)
     out: list[Share] = []
     for (rule_id, _), items in sorted(groups.items()):
@@ -147,7 +151,7 @@ def shares(
             if index == 0:
                 units = 1.0
             elif per == "occurrence":
-                units = KERNEL_REPEAT_FACTOR if is_kernel(finding, rules) else REPEAT_FACTOR
+                units = KERNEL_REPEAT_FACTOR if is_kernel(finding, rules) and not finding.guarded else REPEAT_FACTOR
             else:
                 units = 0.0
             # The op's reference is named like the kernel, or sits in the kernel's own
