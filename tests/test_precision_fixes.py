@@ -150,3 +150,28 @@ def test_cuda_as_the_fallback_of_a_device_agnostic_choice_is_kept(tmp_path: Path
         fallback_device = "cuda"
         """
     assert found(tmp_path, code, rules=("CA003",)) == [("CA003", 3, 96, "major", True), ("CA003", 4, 19, "major", False)]
+
+
+def test_cuda_as_the_fallback_of_a_torch_without_accelerator_is_kept(tmp_path: Path) -> None:
+    code = """\
+        import torch
+
+        device = torch.accelerator.current_accelerator().type if hasattr(torch, "accelerator") else "cuda"
+        other_device = "cuda" if hasattr(torch, "cuda_graphs") else "cpu"
+        """
+    assert found(tmp_path, code, rules=("CA003",)) == [("CA003", 3, 93, "major", True), ("CA003", 4, 16, "major", False)]
+
+
+def test_a_copy_to_the_cpu_device_and_its_fields_are_host_data(tmp_path: Path) -> None:
+    code = """\
+        import torch
+
+        def evaluate(outputs, cpu_device):
+            instances = outputs["instances"].to(cpu_device)
+            scores = instances.scores.tolist()
+            labels = outputs["labels"].to(torch.device("cpu")).tolist()
+            boxes = outputs["boxes"].to("cuda:0").tolist()
+            return scores, labels, boxes
+        """
+    result = scan_on_xla(tmp_path, code)
+    assert [(f.rule, f.span.line) for f in result.findings if f.rule == "HS002"] == [("HS002", 7)]

@@ -174,3 +174,42 @@ def test_extension_only_examples_import_is_not_required(tmp_path: Path) -> None:
         {"pkg/__init__.py": "", "examples/align.py": "import align_cuda_binding\n"}.get,
     )  # fmt: skip
     assert reach.optional_extensions == frozenset({"align_cuda_binding"})
+
+
+def test_cuda_source_linked_to_its_extension_by_the_build_that_lists_it(tmp_path: Path) -> None:
+    # The extension's name says nothing of its sources; the build file lists them.
+    write(tmp_path, {
+        "ext/setup.py": (
+            "from setuptools import setup\n"
+            "from torch.utils.cpp_extension import CUDAExtension\n"
+            "setup(name='fast_ops', ext_modules=[CUDAExtension(\n"
+            "    'fast_ops', ['bind.cpp', 'cauchy_kernel.cu'])])\n"
+        ),
+        "ext/__init__.py": "",
+        "ext/wrapper.py": "from fast_ops import cauchy_fwd\n",
+        "ext/cauchy_kernel.cu": CUDA_KERNEL,
+        "model/layer.py": "try:\n    from ext.wrapper import cauchy_fwd\nexcept ImportError:\n    cauchy_fwd = None\n",
+        "other/dense_kernel.cu": CUDA_KERNEL,
+    })  # fmt: skip
+    assert [k for k in kernels(tmp_path) if k[0] == "CK003"] == [
+        ("CK003", "ext/cauchy_kernel.cu", 1, 1, "major", True),
+        ("CK003", "other/dense_kernel.cu", 1, 1, "blocker", False),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("path", "role"),
+    [
+        ("extensions/kernels/benchmark_cauchy.py", "benchmark"),
+        ("ops/attention_bench.py", "benchmark"),
+        ("bench_matmul.py", "benchmark"),
+        ("ops/benchmarking.py", "library"),
+        ("ops/workbench.py", "library"),
+    ],
+)
+def test_benchmark_files_by_name(path: str, role: str) -> None:
+    # A benchmark script beside the kernels it times imports them at the top: as an
+    # entry point of the product it would make every optional kernel required.
+    from tpucheck.roles import role_of
+
+    assert role_of(path) == role

@@ -17,6 +17,7 @@ even in a docstring), which only ever keeps a finding at its full weight.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -211,10 +212,14 @@ def reachability(python_files: Iterable[str], native_files: Iterable[str], read:
     edges: dict[str, list[tuple[str, bool]]] = {m: [] for m in graph.modules}
     imported: set[str] = set()
     external: dict[str, list[tuple[str, bool]]] = {}  # last component -> (importer, conditional)
+    declared: dict[str, set[str]] = {}  # extension (last component) -> CUDA sources its build lists
+    by_path: set[str] = set()  # modules imported by their full dotted path from the top
     for dotted, path in graph.modules.items():
         text = read(path)
         if text is None:
             continue
+        if "Extension" in text:
+            _note_sources(declared, path, text)
         for imp in scan_imports(text):
             targets = graph.resolve(dotted, imp)
             _note_extension(external, imp, targets, dotted, imp.conditional)
@@ -228,12 +233,16 @@ def reachability(python_files: Iterable[str], native_files: Iterable[str], read:
             # each other and none of them would ever be an entry point.
             if not dotted.startswith(targets[0] + "."):
                 imported.add(targets[0])
+                if not imp.level and "." in targets[0] and (imp.module == targets[0] or imp.module.startswith(targets[0] + ".")):
+                    by_path.add(targets[0])
     for path in sorted(set(python_files) - set(product)):
         # An extension only tests or examples import is theirs: never required.
         for imp in scan_imports(read(path) or ""):
             _note_extension(external, imp, graph.resolve("", imp), "", True)
     packages = {path.rpartition("/")[0] for path in graph.modules.values() if path.endswith(("/__init__.py", "/__init__.pyi"))}
-    required = {m for m, path in graph.modules.items() if m not in imported or _top_level(path, packages)}
+    # A module in a folder with no `__init__.py` is a script, unless the project imports it
+    # by its dotted path (`from extensions.kernels.cauchy import ...`: a namespace package).
+    required = {m for m, path in graph.modules.items() if m not in imported or (_top_level(path, packages) and m not in by_path)}
     stack = list(required)
     while stack:
         for target, conditional in edges[stack.pop()]:
@@ -245,7 +254,7 @@ def reachability(python_files: Iterable[str], native_files: Iterable[str], read:
     ext_optional = frozenset(name for name in external if name not in ext_required)
     native_optional = frozenset(
         path for path in native_files if path.endswith(_NATIVE) and role_of(path) not in _SUPPORTING
-        and _links(path, ext_optional) and not _links(path, ext_required)
+        and _links(path, ext_optional, declared) and not _links(path, ext_required, declared)
     )  # fmt: skip
     return Reachability(optional_files | native_optional, ext_optional)
 
@@ -273,12 +282,35 @@ def _top_level(path: str, packages: set[str]) -> bool:
     return folder not in packages
 
 
-def _links(path: str, extensions: Iterable[str]) -> bool:
-    """Whether a CUDA source belongs to one of these extension modules, by the naming
-    every build we have seen follows: the module's name is the source's stem or its
-    prefix (`ngram_repeat_block_cuda` -> `ngram_repeat_block_cuda_kernel.cu`), or the
-    name of a folder holding it (`libnat_cuda/edit_dist.cu`)."""
+def _links(path: str, extensions: Iterable[str], declared: dict[str, set[str]] | None = None) -> bool:
+    """Whether a CUDA source belongs to one of these extension modules: its build lists it
+    (`CUDAExtension("structured_kernels", ["cauchy_cuda.cu"])`), or by the naming every
+    build we have seen follows: the module's name is the source's stem or its prefix
+    (`ngram_repeat_block_cuda` -> `ngram_repeat_block_cuda_kernel.cu`), or the name of a
+    folder holding it (`libnat_cuda/edit_dist.cu`)."""
     parts = path.split("/")
     stem = parts[-1].rsplit(".", 1)[0]
     folders = set(parts[:-1])
-    return any(stem == e or stem.startswith(e + "_") or e in folders for e in extensions)
+    listed = declared or {}
+    return any(stem == e or stem.startswith(e + "_") or e in folders or path in listed.get(e, ()) for e in extensions)
+
+
+_EXTENSION_CALL = re.compile(r"\b(?:CUDAExtension|CppExtension|Extension)\s*\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
+_SOURCE = re.compile(r"['\"]([^'\"\n]+\.(?:cu|cuh))['\"]")
+
+
+def _note_sources(declared: dict[str, set[str]], path: str, text: str) -> None:
+    """The CUDA sources each extension build in this file lists, as project paths (a
+    source is relative to the build file's folder or to the project's top)."""
+    folder = path.rpartition("/")[0]
+    for call in _EXTENSION_CALL.finditer(text):
+        depth, end = 0, text.rfind("(", call.start(), call.end())
+        while end < len(text):
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+            end += 1
+        name = call.group(1).rpartition(".")[2]
+        for source in _SOURCE.findall(text, call.end(), end):
+            paths = {posixpath.normpath(source), posixpath.normpath(posixpath.join(folder, source))}
+            declared.setdefault(name, set()).update(paths)

@@ -10,7 +10,7 @@ import re
 
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("test", re.compile(r"(^|/)(tests?|testing|unittests?|stubs?)/|^\.github/|_stub_tests?\.py$|(^|/)test_[^/]*$|_tests?\.py$|(^|/)tests?\.py$|(^|/)conftest\.py$")),
-    ("benchmark", re.compile(r"(^|/)(benchmarks?|bench|perf)/|(^|/)bench_[^/]*$")),
+    ("benchmark", re.compile(r"(^|/)(benchmarks?|bench|perf)/|(^|/)(bench|benchmarks?)_[^/]*$|_bench(mark)?s?\.py$")),
     ("example", re.compile(r"(^|/)(examples?|samples?|demos?|tutorials?|notebooks?|recipes)/")),
     ("docs", re.compile(r"(^|/)(docs?|documentation)/")),
     ("script", re.compile(r"(^|/)(scripts?|tools)/")),

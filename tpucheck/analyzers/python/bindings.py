@@ -191,12 +191,14 @@ def on_host(walker: Walker, node: cst.BaseExpression) -> bool:
         return node.value in walker.host_names
     if isinstance(node, cst.Subscript):
         return on_host(walker, node.value)  # an item of host data (`state["step"]`)
+    if isinstance(node, cst.Attribute) and isinstance(node.value, (cst.Name, cst.Attribute, cst.Subscript)):
+        return on_host(walker, node.value)  # a field of host data (`instances.scores`)
     if isinstance(node, cst.Call):
         func = node.func
         if isinstance(func, cst.Attribute):
             parts = dotted(func)
             if parts is None or not walker.scope.is_module(parts[0]):
-                return func.attr.value in walker.index.host_results
+                return func.attr.value in walker.index.host_results or (func.attr.value == "to" and _to_cpu(node))
         qualified = walker.qualified(func)
         if qualified is None:
             return False
@@ -227,6 +229,18 @@ def other_device_receiver(walker: Walker, receiver: cst.BaseExpression) -> bool:
         return False
     qualified = walker.qualified(receiver)
     return qualified is not None and qualified.startswith(OTHER_DEVICE_MODULES)
+
+
+def _to_cpu(call: cst.Call) -> bool:
+    """`.to("cpu")`, `.to(torch.device("cpu"))`, `.to(self._cpu_device)`: a copy to the host
+    (a device named for the CPU is one, as `cpu_device = torch.device("cpu")` always is)."""
+    target = next((arg.value for arg in call.args if arg.keyword is None or arg.keyword.value == "device"), None)
+    if isinstance(target, cst.Call) and target.args and dotted(target.func) in (["torch", "device"], ["device"]):
+        target = target.args[0].value
+    if isinstance(target, cst.SimpleString):
+        return target.evaluated_value == "cpu"
+    parts = dotted(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+    return parts is not None and "cpu" in parts[-1].lower().split("_")
 
 
 def _made_on_host(qualified: str, call: cst.Call) -> bool:

@@ -132,6 +132,8 @@ def tpu_test(walker: Walker, test: cst.BaseExpression) -> bool:
         strings = [o for o in operands if isinstance(o, (cst.SimpleString, cst.Tuple, cst.List, cst.Set))]
         return any(_tpu_string(o) for o in strings) and any(is_device_operand(walker, o) for o in operands)
     if isinstance(test, cst.Call):
+        if _asks_for_accelerator_api(walker, test):
+            return True
         test = test.func
     parts = dotted(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
     if parts is None:
@@ -143,6 +145,14 @@ def tpu_test(walker: Walker, test: cst.BaseExpression) -> bool:
 
 _ACCELERATOR_TESTS = frozenset({"torch.accelerator.is_available", "torch.accelerator.current_accelerator", "torch.accelerator.device_count"})
 """Device-agnostic tests: the side they guard runs on TorchTPU, so the other is a fallback."""
+
+
+def _asks_for_accelerator_api(walker: Walker, call: cst.Call) -> bool:
+    """`hasattr(torch, "accelerator")`: the same test for torch versions before 2.6."""
+    if not (isinstance(call.func, cst.Name) and call.func.value == "hasattr" and len(call.args) == 2):
+        return False
+    owner, name = call.args[0].value, call.args[1].value
+    return walker.qualified(owner) == "torch" and isinstance(name, cst.SimpleString) and name.evaluated_value == "accelerator"
 
 
 def _tpu_string(node: cst.BaseExpression) -> bool:

@@ -93,11 +93,13 @@ def on_loop(walker: Walker, node: cst.For | cst.While, ctx: str | None) -> None:
 
 def on_if_expression(walker: Walker, node: cst.IfExp, ctx: str | None) -> None:
     """`"cuda" if torch.cuda.is_available() else "cpu"`: both branches are optional
-    paths, as under an `if` with the same test; a device context reaches both."""
+    paths, as under an `if` with the same test; a device context reaches both. As there,
+    the CUDA side of a TPU or device-agnostic test (`... if hasattr(torch, "accelerator")
+    else "cuda"`) has a sibling that runs on the TPU."""
     walker.walk(node.test)
     available = mentions_guard(node.test, walker.index)
     polarity = cuda_polarity(walker, node.test)
-    body, orelse = available or polarity > 0, available or polarity < 0
+    body, orelse = available or polarity > 0, available or polarity < 0 or tpu_test(walker, node.test)
     walker.guard_depth += body
     try:
         walker.walk(node.body, ctx)
