@@ -175,3 +175,21 @@ def test_a_copy_to_the_cpu_device_and_its_fields_are_host_data(tmp_path: Path) -
         """
     result = scan_on_xla(tmp_path, code)
     assert [(f.rule, f.span.line) for f in result.findings if f.rule == "HS002"] == [("HS002", 7)]
+
+
+def test_an_option_for_a_cuda_era_feature_is_a_fallback_kept_path(tmp_path: Path) -> None:
+    code = """\
+        import torch
+        from transformers import BitsAndBytesConfig
+
+        def quantization(args):
+            if args.load_in_4bit:
+                return BitsAndBytesConfig(load_in_4bit=True)
+            return None
+
+        def cast(x):
+            if x.dtype == torch.float16:
+                return x.half()
+            return BitsAndBytesConfig(load_in_8bit=True)
+        """
+    assert found(tmp_path, code, rules=("HF002",)) == [("HF002", 6, 16, "major", True), ("HF002", 12, 12, "blocker", False)]
