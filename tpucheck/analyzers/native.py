@@ -51,13 +51,15 @@ def macro_definitions(code: str, body: re.Pattern[str]) -> list[re.Match[str]]:
     body regex finds, where the use defines something: `DEFINE_FWD_KERNEL(fwd, ...) {`.
     Kernel libraries built on CUTLASS declare their main kernels this way, and a regex on
     `__global__` alone sees only the macro, never the kernels."""
-    macros = [m.group("macro") for m in _DEFINE.finditer(code) if body.search(m.group("body"))]
+    if "#" not in code:
+        return []
+    defines = list(_DEFINE.finditer(code))
+    macros = {m.group("macro") for m in defines if body.search(m.group("body"))}
     if not macros:
         return []
-    defines = [(m.start(), m.end()) for m in _DEFINE.finditer(code)]
-    names = "|".join(re.escape(name) for name in sorted(set(macros)))
+    names = "|".join(re.escape(name) for name in sorted(macros))
     use = re.compile(r"\b(?:" + names + r")\s*\(\s*(?P<name>[A-Za-z_]\w*)\s*(?:,(?:[^()]|\([^()]*\))*)?\)\s*\{")
-    return [m for m in use.finditer(code) if not any(start <= m.start() < end for start, end in defines)]
+    return [m for m in use.finditer(code) if not any(d.start() <= m.start() < d.end() for d in defines)]
 
 
 def analyze_native(path: str, text: str, rules: list[Rule]) -> list[RawMatch]:

@@ -5,7 +5,8 @@ on the host. Apart from the walk so that walker.py stays about traversal and mat
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -54,12 +55,16 @@ def bind_module_imports(walker: Walker, statements: object) -> None:
 
 
 def on_import(walker: Walker, node: cst.Import, ctx: str | None) -> None:
-    # An import inside a function is lazy: the module loads without the package, and
-    # only the path that calls the function needs it (an optional integration).
+    _lazily(walker, import_hits, node)
+
+
+def _lazily(walker: Walker, hits: Callable[[Walker, Any], None], node: cst.Import | cst.ImportFrom) -> None:
+    """An import inside a function is lazy: the module loads without the package, and
+    only the path that calls the function needs it (an optional integration)."""
     lazy = bool(walker.functions)
     walker.guard_depth += lazy
     try:
-        import_hits(walker, node)
+        hits(walker, node)
     finally:
         walker.guard_depth -= lazy
 
@@ -84,12 +89,7 @@ def import_hits(walker: Walker, node: cst.Import) -> None:
 
 
 def on_import_from(walker: Walker, node: cst.ImportFrom, ctx: str | None) -> None:
-    lazy = bool(walker.functions)
-    walker.guard_depth += lazy
-    try:
-        import_from_hits(walker, node)
-    finally:
-        walker.guard_depth -= lazy
+    _lazily(walker, import_from_hits, node)
 
 
 def import_from_hits(walker: Walker, node: cst.ImportFrom) -> None:

@@ -80,13 +80,18 @@ _SKIP_CALLS = frozenset({"skip", "skipTest", "exit", "SkipTest"})
 _BENCHMARK_FUNCTIONS = ("bench*", "benchmark*", "*_benchmark", "*_bench")
 
 
-def _cuda_string(node: cst.BaseExpression) -> bool:
+def _names_device(node: cst.BaseExpression, device: re.Pattern[str]) -> bool:
+    """A string literal (or a tuple, list or set of them) naming this device."""
     if isinstance(node, cst.SimpleString):
         value = node.evaluated_value
-        return isinstance(value, str) and _CUDA_STRING.fullmatch(value) is not None
+        return isinstance(value, str) and device.fullmatch(value) is not None
     if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
-        return any(_cuda_string(e.value) for e in node.elements)
+        return any(_names_device(e.value, device) for e in node.elements)
     return False
+
+
+def _cuda_string(node: cst.BaseExpression) -> bool:
+    return _names_device(node, _CUDA_STRING)
 
 
 def cuda_polarity(walker: Walker, test: cst.BaseExpression) -> int:
@@ -156,12 +161,7 @@ def _asks_for_accelerator_api(walker: Walker, call: cst.Call) -> bool:
 
 
 def _tpu_string(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return isinstance(value, str) and _TPU_STRING.fullmatch(value) is not None
-    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
-        return any(_tpu_string(e.value) for e in node.elements)
-    return False
+    return _names_device(node, _TPU_STRING)
 
 
 def is_exit(body: cst.BaseSuite) -> bool:
