@@ -40,6 +40,7 @@ def _logical_lines(t: LineIndex) -> Iterator[tuple[str, list[int]]]:
 
 def parse_requirements_txt(text: str) -> list[Requirement]:
     t = LineIndex(text)
+    lines = t.lines() if "via" in text else []
     found: list[Requirement] = []
     for joined, offsets in _logical_lines(t):
         content = strip_comment(joined)
@@ -51,8 +52,32 @@ def parse_requirements_txt(text: str) -> list[Requirement]:
             continue
         first = len(content) - len(content.lstrip())
         last = first + len(stripped) - 1
-        found.append(make_requirement(t, parsed, stripped, "pip", offsets[first], offsets[last] + 1))
+        requirement = make_requirement(t, parsed, stripped, "pip", offsets[first], offsets[last] + 1)
+        if not _transitive(lines, requirement.end_line):
+            found.append(requirement)
     return found
+
+
+_VIA = re.compile(r"\s*#\s*via\b(.*)")
+_VIA_MORE = re.compile(r"\s*#\s+(\S.*)")
+
+
+def _transitive(lines: list[str], end_line: int) -> bool:
+    """A pin that a lock file (pip-compile, `uv pip compile`) says is there only because
+    another package needs it (`triton==3.1.0` then `# via torch`): that package's choice,
+    judged where it is asked for. A pin `via -r requirements.in` is the project's own."""
+    if end_line >= len(lines):
+        return False
+    via = _VIA.match(lines[end_line])
+    if via is None:
+        return False
+    sources = [via.group(1).strip()] if via.group(1).strip() else []
+    for line in lines[end_line + 1 :]:
+        more = _VIA_MORE.match(line)
+        if more is None or _VIA.match(line):
+            break
+        sources.append(more.group(1).strip())
+    return bool(sources) and not any(source.startswith(("-r", "-c")) for source in sources)
 
 
 _BASE_REQUIREMENTS = frozenset({"requirements", "base", "main", "runtime", "install", "core", "default", "prod", "production", "common"})
