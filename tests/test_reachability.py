@@ -197,6 +197,24 @@ def test_cuda_source_linked_to_its_extension_by_the_build_that_lists_it(tmp_path
     ]
 
 
+def test_an_extension_named_without_an_underscore_is_known_by_its_build(tmp_path: Path) -> None:
+    # `dcn` is no `*_cuda` name, but a build declares it: its optional import keeps its kernel
+    write(tmp_path, {
+        "setup.py": (
+            "from setuptools import setup\n"
+            "from torch.utils.cpp_extension import CUDAExtension\n"
+            "setup(name='det', ext_modules=[CUDAExtension('dcn', ['csrc/dcn_kernel.cu'])])\n"
+        ),
+        "det/__init__.py": "",
+        "det/layers.py": "try:\n    import dcn\nexcept ImportError:\n    dcn = None\n",
+        "csrc/dcn_kernel.cu": CUDA_KERNEL,
+    })  # fmt: skip
+    assert [k for k in kernels(tmp_path) if k[0] == "CK003"] == [("CK003", "csrc/dcn_kernel.cu", 1, 1, "major", True)]
+    # without the build's declaration a bare name could be any installed package: required
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='det')\n")
+    assert [k for k in kernels(tmp_path) if k[0] == "CK003"] == [("CK003", "csrc/dcn_kernel.cu", 1, 1, "blocker", False)]
+
+
 @pytest.mark.parametrize(
     ("path", "role"),
     [

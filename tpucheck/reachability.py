@@ -239,6 +239,8 @@ def reachability(python_files: Iterable[str], native_files: Iterable[str], read:
         # An extension only tests or examples import is theirs: never required.
         for imp in scan_imports(read(path) or ""):
             _note_extension(external, imp, graph.resolve("", imp), "", True)
+    # An extension is named like one (`*_cuda`, `*_C`: an underscore) or declared by a build.
+    external = {name: sites for name, sites in external.items() if "_" in name or name in declared}
     packages = {path.rpartition("/")[0] for path in graph.modules.values() if path.endswith(("/__init__.py", "/__init__.pyi"))}
     # A module in a folder with no `__init__.py` is a script, unless the project imports it
     # by its dotted path (`from extensions.kernels.cauchy import ...`: a namespace package).
@@ -262,14 +264,16 @@ def reachability(python_files: Iterable[str], native_files: Iterable[str], read:
 def _note_extension(external: dict[str, list[tuple[str, bool]]], imp: Import, targets: list[str], importer: str, conditional: bool) -> None:
     """Record an import that may name a compiled extension: not a project module of that
     name (`from fairseq import libnat_cuda` resolves only to the package), absolute, and
-    named like an extension (`*_cuda`, `*_C`: an underscore; never a framework's own)."""
+    never a framework's own."""
     if imp.level or imp.module.partition(".")[0] in _FRAMEWORKS:
         return
     parts = imp.module.split(".")
     resolved = targets[0].rpartition(".")[2] if targets else None
     # `from ext import fn` arrives as `ext.fn`: the extension may be either of the last two.
+    # Names without an underscore are kept too: a build may declare one (`CUDAExtension("dcn")`),
+    # which `reachability` checks once every build is read.
     for name in parts[-2:]:
-        if "_" in name and name != resolved and not (targets and name in targets[0].split(".")):
+        if name != resolved and not (targets and name in targets[0].split(".")):
             external.setdefault(name, []).append((importer, conditional))
 
 
