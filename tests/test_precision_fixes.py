@@ -59,8 +59,8 @@ def test_performance_notes_about_tests_are_not_reported(tmp_path: Path) -> None:
     code = """\
         import torch
 
-        def test_sum():
-            x = torch.linspace(0, 1, 5).sum()
+        def test_sum(t):
+            x = t.sum()
             assert x.item() > 0
         """
     assert found(tmp_path / "a", code, path="tests/test_sum.py", rules=("HS001",)) == []
@@ -193,3 +193,92 @@ def test_an_option_for_a_cuda_era_feature_is_a_fallback_kept_path(tmp_path: Path
             return BitsAndBytesConfig(load_in_8bit=True)
         """
     assert found(tmp_path, code, rules=("HF002",)) == [("HF002", 6, 16, "major", True), ("HF002", 12, 12, "blocker", False)]
+
+
+def test_host_data_survives_arithmetic_copies_and_place_keeping_calls(tmp_path: Path) -> None:
+    code = """\
+        import copy
+        import torch
+
+        def schedule(model, batch, processor, images):
+            sigmas = torch.linspace(0, 1, 5)
+            sigmas = torch.sigmoid(1.0 - sigmas) * 2
+            shown = copy.deepcopy(sigmas.clone().float())
+            info = processor(images=images, return_tensors="pt")
+            out = model(batch) * 2
+            return sigmas.tolist(), shown.tolist(), info["sizes"].tolist(), out.tolist()
+        """
+    # on the XLA target host syncs keep their weight: only the model output's is reported
+    result = scan_on_xla(tmp_path, code)
+    assert [(f.rule, f.span.line, f.span.column) for f in result.findings if f.category == "host-sync"] == [("HS002", 10, 73)]
+
+
+def test_an_op_on_host_tensors_runs_on_the_cpu(tmp_path: Path) -> None:
+    code = """\
+        import torch
+        import torch.nn as nn
+
+        def rope(x):
+            freqs = torch.polar(torch.ones(8), torch.arange(8.0))
+            on_device = torch.polar(x.abs(), x.angle())
+            bag = nn.EmbeddingBag(50000, 64, mode="sum")
+            return freqs, on_device, bag
+        """
+    # the polar of CPU tensors is no TPU lowering; one of device data is, and a module
+    # built from literal settings is still the op it names
+    rows = [(rule, line, column) for rule, line, column, _, _ in found(tmp_path, code, rules=("UO002", "UO006"))]
+    assert rows == [("UO002", 6, 17), ("UO006", 7, 11)]
+
+
+def test_the_right_side_of_a_cuda_test_in_and_is_a_cuda_path(tmp_path: Path) -> None:
+    code = """\
+        import torch
+
+        def bf16_ok(x):
+            fast = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8
+            safe = not x.is_cuda or torch.cuda.is_current_stream_capturing()
+            plain = torch.cuda.get_device_capability()
+            return fast, safe, plain
+        """
+    rows = found(tmp_path, code, rules=("CA016", "CA137"))
+    # both short-circuited calls are fallback kept; the bare call is not
+    assert [(rule, line, guarded) for rule, line, _, _, guarded in rows] == [("CA016", 4, True), ("CA016", 6, False), ("CA137", 5, True)]
+
+
+def test_a_type_annotation_is_no_use(tmp_path: Path) -> None:
+    code = """\
+        import torch
+
+        class Offloader:
+            stream: torch.cuda.Stream | None = None
+
+            def run(self, stream: torch.cuda.Stream | None = None) -> torch.cuda.Stream:
+                self.stream = torch.cuda.Stream()
+                return self.stream
+        """
+    assert found(tmp_path, code, rules=("CA008",)) == [("CA008", 7, 23, "major", False)]
+
+
+def test_a_lock_files_transitive_pins_are_not_the_projects(tmp_path: Path) -> None:
+    lock = """\
+        torch==2.5.1
+            # via -r requirements.in
+        triton==3.1.0
+            # via torch
+        bitsandbytes==0.44.1
+            # via
+            #   -r requirements.in
+            #   peft
+        """
+    rows = found(tmp_path, lock, path="requirements.txt", rules=("DEP010", "DEP004"))
+    # triton is there for torch, bitsandbytes because the project asks for it
+    assert [(rule, line) for rule, line, _, _, _ in rows] == [("DEP004", 5)]
+
+
+def test_storage_access_is_a_check_on_torchtpu_and_a_port_on_xla(tmp_path: Path) -> None:
+    code = """\
+        def same(a, b):
+            return a.weight.data_ptr() == b.weight.data_ptr()
+        """
+    assert {row[3] for row in found(tmp_path / "tpu", code, rules=("DP006",))} == {"minor"}
+    assert {f.severity for f in scan_on_xla(tmp_path / "xla", code).findings if f.rule == "DP006"} == {"major"}

@@ -161,6 +161,8 @@ def describe_matcher(matcher: Matcher) -> list[Segment]:
             out += [text_part(" with a value matching "), regex_part(matcher.value.pattern)]
         if matcher.in_call:
             out += [text_part(" in calls to "), *_listed(matcher.in_call)]
+        if matcher.not_in_call:
+            out += [text_part(", not in calls to "), *_listed(matcher.not_in_call)]
         return out
     if kind == "string":
         pattern = matcher.regex.pattern if matcher.regex is not None else ""

@@ -203,7 +203,7 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
     host = None
     if "host" in contexts:
         raw_host = contexts["host"]
-        host = HostData(*(frozenset(raw_host.get(key, ())) for key in ("methods", "results", "modules", "annotations", "calls", "constructors")))
+        host = HostData(*(frozenset(raw_host.get(key, ())) for key in ("methods", "results", "modules", "annotations", "calls", "constructors", "keeps", "categories")))
     return rules, FileContexts(device, places or None, optional, targets or None, host), problems
 
 

@@ -48,6 +48,9 @@ class Matcher:
     """keyword: the value regex."""
     in_call: tuple[str, ...] = ()
     """keyword: callee globs (qualified names, or `.method` for method calls)."""
+    not_in_call: tuple[str, ...] = ()
+    """keyword: callee globs it never matches in (`*Tokenizer*.from_pretrained`: a
+    tokenizer has no weights to place)."""
     regex: re.Pattern[str] | None = None
     """string: fullmatch on the literal; native/file: searched per file or line; dependency: spec."""
     contexts: tuple[str, ...] = ()
@@ -237,6 +240,13 @@ class HostData:
     constructors: frozenset[str] = frozenset()
     """Calls that make a tensor on the host unless given `device=` (`torch.zeros(3)`);
     `torch.load` counts only with `map_location="cpu"`."""
+    keeps: frozenset[str] = frozenset()
+    """Methods and qualified functions whose result lives where their inputs do
+    (`x.clone()`, `x.float()`, `copy.deepcopy(x)`, `torch.sigmoid(x)`): host data in,
+    host data out."""
+    categories: frozenset[str] = frozenset()
+    """Rule categories not reported on a call whose inputs are all host data: an op the
+    TPU lowers badly runs on the CPU when given CPU tensors (`torch.polar` in `__init__`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -134,7 +134,7 @@ def on_assign(walker: Walker, node: cst.Assign, ctx: str | None) -> None:
 
 def on_ann_assign(walker: Walker, node: cst.AnnAssign, ctx: str | None) -> None:
     walk_target(walker, node.target)
-    walker.walk(node.annotation)
+    walk_annotation(walker, node.annotation)
     if node.value is not None:
         walker.walk(node.value, ASSIGNMENT if is_device_target(walker, node.target) else None)
         bind_targets(walker, [node.target], node.value)
@@ -184,7 +184,9 @@ def walk_target(walker: Walker, target: cst.BaseExpression) -> None:
 
 def on_host(walker: Walker, node: cst.BaseExpression) -> bool:
     """Whether a value certainly lives on the host: a Python literal, a NumPy call,
-    a `.cpu()`/`.numpy()`/`.tolist()`/`.item()` result, or a name last bound to one."""
+    a `.cpu()`/`.numpy()`/`.tolist()`/`.item()` result, a tensor made without a device,
+    a processor's `return_tensors=` output, what arithmetic or a place-keeping call
+    (`x.clone()`, `torch.sigmoid(x)`) makes of host data only, or a name last bound to one."""
     if isinstance(node, (cst.Integer, cst.Float, cst.List, cst.Dict, cst.Tuple, cst.Set, cst.ListComp, cst.DictComp, cst.SimpleString)):
         return True
     if isinstance(node, cst.Name):
@@ -193,19 +195,56 @@ def on_host(walker: Walker, node: cst.BaseExpression) -> bool:
         return on_host(walker, node.value)  # an item of host data (`state["step"]`)
     if isinstance(node, cst.Attribute) and isinstance(node.value, (cst.Name, cst.Attribute, cst.Subscript)):
         return on_host(walker, node.value)  # a field of host data (`instances.scores`)
+    if isinstance(node, cst.BinaryOperation):
+        return on_host(walker, node.left) and on_host(walker, node.right)  # `1 - sigmas`
+    if isinstance(node, cst.UnaryOperation):
+        return on_host(walker, node.expression)
     if isinstance(node, cst.Call):
+        if any(arg.keyword is not None and arg.keyword.value == "return_tensors" for arg in node.args):
+            return True  # a tokenizer's or processor's tensors are made on the CPU
         func = node.func
         if isinstance(func, cst.Attribute):
             parts = dotted(func)
             if parts is None or not walker.scope.is_module(parts[0]):
-                return func.attr.value in walker.index.host_results or (func.attr.value == "to" and _to_cpu(node))
+                method = func.attr.value
+                if method in walker.index.host_keeps:
+                    return on_host(walker, func.value)
+                return method in walker.index.host_results or (method == "to" and _to_cpu(node))
         qualified = walker.qualified(func)
         if qualified is None:
             return False
         if qualified in walker.index.host_constructors:
             return _made_on_host(qualified, node)
+        if qualified in walker.index.host_keeps:
+            return inputs_on_host(walker, node)
         return qualified.split(".", 1)[0] in walker.index.host_modules
     return False
+
+
+def inputs_on_host(walker: Walker, call: cst.Call) -> bool:
+    """Every positional input (and each item of a list or tuple of them) is host data, and
+    no `device=` sends the result elsewhere."""
+    values: list[cst.BaseExpression] = []
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value == "device":
+                return False
+            continue
+        if isinstance(arg.value, (cst.List, cst.Tuple)):
+            values.extend(element.value for element in arg.value.elements)
+        else:
+            values.append(arg.value)
+    # Literal settings alone (`nn.EmbeddingBag(50000, 64)`, `GradScaler("cuda")`) are no
+    # data: at least one input must be a value that can be a tensor.
+    return any(not _literal(value) for value in values) and all(on_host(walker, value) for value in values)
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation):
+        return _literal(node.expression)
+    return isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)) or (
+        isinstance(node, cst.Name) and node.value in ("True", "False", "None")
+    )
 
 
 def is_device_target(walker: Walker, target: cst.BaseExpression) -> bool:
@@ -253,3 +292,14 @@ def _made_on_host(qualified: str, call: cst.Call) -> bool:
         where = keywords.get("map_location")
         return isinstance(where, cst.SimpleString) and where.evaluated_value == "cpu"
     return True
+
+
+def walk_annotation(walker: Walker, node: cst.Annotation) -> None:
+    """A type annotation names types: `stream: torch.cuda.Stream | None` runs nothing a
+    TPU lacks (CPU builds of torch have `torch.cuda.Stream` too), so only the calls in
+    it (which run when the function is defined) are uses."""
+    walker.annotation_depth += 1
+    try:
+        walker.walk(node)
+    finally:
+        walker.annotation_depth -= 1

@@ -5,6 +5,7 @@ whether the call in front of it does."""
 
 from __future__ import annotations
 
+from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -120,11 +121,11 @@ def args_hold(walker: Walker, matcher: Matcher, node: cst.Call) -> bool:
 
 
 def keyword_holds(walker: Walker, matcher: Matcher, arg: cst.Arg, callees: tuple[str, ...], method: str | None) -> bool:
-    if matcher.in_call:
-        from fnmatch import fnmatchcase
-
+    if matcher.in_call or matcher.not_in_call:
         names = [*callees, *((f".{method}",) if method else ())]
-        if not any(fnmatchcase(n, p) for n in names for p in matcher.in_call):
+        if matcher.in_call and not any(fnmatchcase(n, p) for n in names for p in matcher.in_call):
+            return False
+        if any(fnmatchcase(n, p) for n in names for p in matcher.not_in_call):
             return False
     if matcher.value is not None:
         pattern = matcher.value

@@ -110,3 +110,17 @@ def on_if_expression(walker: Walker, node: cst.IfExp, ctx: str | None) -> None:
         walker.walk(node.orelse, ctx)
     finally:
         walker.guard_depth -= orelse
+
+
+def on_boolean(walker: Walker, node: cst.BooleanOperation, ctx: str | None) -> None:
+    """`torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8`,
+    `not x.is_cuda or torch.cuda.is_current_stream_capturing()`: the right side runs only
+    with CUDA, as the body of an `if` with the left side's test would."""
+    walker.walk(node.left, ctx)
+    polarity = cuda_polarity(walker, node.left)
+    guarded = polarity > 0 if isinstance(node.operator, cst.And) else polarity < 0
+    walker.guard_depth += guarded
+    try:
+        walker.walk(node.right, ctx)
+    finally:
+        walker.guard_depth -= guarded

@@ -41,6 +41,8 @@ class PythonIndex:
     host_annotations: frozenset[str] = frozenset()
     host_constructors: frozenset[str] = frozenset()
     host_calls: frozenset[str] = frozenset()
+    host_keeps: frozenset[str] = frozenset()
+    host_categories: frozenset[str] = frozenset()
 
     @property
     def any_rules(self) -> bool:
@@ -69,6 +71,8 @@ def build_python_index(ruleset: Ruleset) -> PythonIndex:
         host_annotations=ruleset.host.annotations,
         host_constructors=ruleset.host.constructors,
         host_calls=ruleset.host.calls,
+        host_keeps=ruleset.host.keeps,
+        host_categories=ruleset.host.categories,
     )
     tables = {
         "call": index.call,

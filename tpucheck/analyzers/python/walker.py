@@ -125,6 +125,8 @@ class Walker:
         self.host_names: set[str] = set()
         """Simple names of the current function known to hold host data (last assignment wins)."""
         self.receiver_on_host = False
+        self.annotation_depth = 0
+        """Inside a type annotation: only calls are uses there (walk_annotation)."""
         self.callee: cst.CSTNode | None = None
         """The callee (or decorator) being walked: a name there is claimed by call rules."""
 
@@ -185,6 +187,8 @@ class Walker:
             self.walk(child, ctx)
 
     def hit(self, rule_matcher: RuleMatcher, node: cst.CSTNode, detail: str | None = None, start: cst.CSTNode | None = None) -> None:
+        if self.annotation_depth and rule_matcher[1].kind != "call":
+            return
         on_host = self.receiver_on_host and rule_matcher[1].kind == "method"
         self.hits.append(
             Hit(
@@ -304,18 +308,18 @@ class Walker:
 
     # -- calls -------------------------------------------------------------------------
 
-    def all_args_on_host(self, node: cst.Call) -> bool:
-        """Every positional argument is host data: a call on CPU values only."""
-        positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
-        return bool(positional) and all(bindings.on_host(self, value) for value in positional)
-
     def on_call(self, node: cst.Call, ctx: str | None) -> None:
         index = self.index
         func = node.func
         qualified = self.qualified(func)
         method: str | None = None
-        if qualified is not None and not (qualified in index.host_calls and self.all_args_on_host(node)):
+        if qualified is not None and not (qualified in index.host_calls and bindings.inputs_on_host(self, node)):
+            on_host: bool | None = None  # asked once, and only when a rule of such a category matches
             for rule_matcher in self.lookup(index.call, func, qualified):
+                if rule_matcher[0].category in index.host_categories:
+                    on_host = bindings.inputs_on_host(self, node) if on_host is None else on_host
+                    if on_host:
+                        continue
                 if args_hold(self, rule_matcher[1], node):
                     label = call_label(self, rule_matcher[1], node)
                     if label is None and rule_matcher[0].inventory == "tpu-support":
@@ -415,7 +419,7 @@ class Walker:
                     self.hit(rule_matcher, node.name, detail=node.name.value)
             self._walk_params(node.params)
             if node.returns is not None:
-                self.walk(node.returns)
+                bindings.walk_annotation(self, node.returns)
             outer, outer_loops, outer_functions, outer_host = self.scope, self.loop_depth, self.functions, self.host_names
             self.scope, self.loop_depth = Scope(outer, node), 0
             self.host_names = {p.name.value for p in node.params.params if p.annotation is not None and host_annotation(self, p.annotation.annotation)}
@@ -441,12 +445,12 @@ class Walker:
     def _walk_params(self, params: cst.Parameters) -> None:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             if param.annotation is not None:
-                self.walk(param.annotation)
+                bindings.walk_annotation(self, param.annotation)
             if param.default is not None:
                 self.walk(param.default, ASSIGNMENT if self._is_device_name(param.name.value) else None)
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param) and star.annotation is not None:
-                self.walk(star.annotation)
+                bindings.walk_annotation(self, star.annotation)
 
     def on_comprehension(self, node: cst.CSTNode, ctx: str | None) -> None:
         """`[t.item() for t in ts]` runs its element once per item: a loop."""
@@ -508,15 +512,13 @@ class Walker:
         if isinstance(node, cst.IfExp):
             flow.on_if_expression(self, node, ctx)
             return
+        if isinstance(node, cst.BooleanOperation):
+            flow.on_boolean(self, node, ctx)
+            return
         if ctx is None:
             self.walk_fields(node)
             return
-        if isinstance(node, cst.IfExp):
-            flow.on_if_expression(self, node, ctx)
-        elif isinstance(node, cst.BooleanOperation):
-            self.walk(node.left, ctx)
-            self.walk(node.right, ctx)
-        elif isinstance(node, cst.BinaryOperation):
+        if isinstance(node, cst.BinaryOperation):
             self.walk(node.left, ctx if isinstance(node.operator, (cst.Add, cst.Modulo)) else None)
             self.walk(node.right)
         elif isinstance(node, cst.Dict):
