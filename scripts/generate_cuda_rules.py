@@ -469,7 +469,9 @@ def examples(inputs: Inputs, name: str, entry: Name) -> dict[str, list[Literal]]
         passing.append(f"def {name}(*args):\n    return args\n\n\nresult = {name}({entry.args})\n")
     elif entry.kind == "class":
         flag.append(f"import torch\n\nobj = {qualified}({entry.args})\n")
-        flag.append(f"import torch\n\n\ndef build() -> {qualified}:\n    return make()\n")
+        flag.append(f"import torch\n\nif isinstance(obj, {qualified}):\n    step()\n")
+        # a type annotation names the class and runs nothing: not a use
+        passing.append(f"import torch\n\n\ndef build() -> {qualified}:\n    return make()\n")
         passing.append(f"class {name}:\n    def __init__(self, *args):\n        self.args = args\n\n\nobj = {name}({entry.args})\n")
     elif entry.kind == "context":
         flag.append(f"import torch\n\nwith {qualified}({entry.args}):\n    step()\n")

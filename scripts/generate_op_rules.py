@@ -196,6 +196,7 @@ NOT_TOKEN_IDS = r"(?!(?:\w+\.)*\w*ids$).+"
 """A name that is not token ids: tokenizer output lives on the CPU, where comparing is free."""
 LENGTHS = r"(?:\w+\.)*\w*(?:lengths|lens|counts|durations|durs)"
 """A name that holds per-element repeat counts: the tensor form of repeat_interleave."""
+STATIC_SIZE = Arg(name="output_size", missing=True)
 DISTRIBUTIONS = (
     # torch.distributions classes whose constructors validate their arguments.
     "Normal", "Categorical", "Bernoulli", "Beta", "Binomial", "Cauchy", "Chi2", "ContinuousBernoulli",
@@ -242,15 +243,16 @@ API_TABLE: dict[str, tuple[Api | Unseen | SpecialFromData, ...]] = {
         call(
             "torch.repeat_interleave",
             label="torch.repeat_interleave(repeats_tensor)",
+            # a static `output_size=` fixes the result's length: no data-dependent shape
             alts=(
-                Alt(args=(Arg(position=1, missing=True), Arg(name="repeats", missing=True)), flag="counts"),
-                Alt(args=(Arg(name="repeats", position=1, value=LENGTHS),), flag="x, lengths, dim=0", unflag="x, 2, dim=0"),
+                Alt(args=(Arg(position=1, missing=True), Arg(name="repeats", missing=True), STATIC_SIZE), flag="counts"),
+                Alt(args=(Arg(name="repeats", position=1, value=LENGTHS), STATIC_SIZE), flag="x, lengths, dim=0", unflag="x, lengths, dim=0, output_size=total"),
             ),
         ),
         method(
             "repeat_interleave",
             label="Tensor.repeat_interleave(repeats_tensor)",
-            alts=(Alt(args=(Arg(name="repeats", position=0, value=LENGTHS),), flag="durations, dim=0", unflag="num_images_per_prompt, dim=0"),),
+            alts=(Alt(args=(Arg(name="repeats", position=0, value=LENGTHS), STATIC_SIZE), flag="durations, dim=0", unflag="durations, dim=0, output_size=n"),),
         ),
     ),
     "F.interpolate(mode='bicubic'|antialias=True|'nearest-exact'), torchvision Resize(antialias)": (
