@@ -3,6 +3,7 @@ next to the true positive that must stay (issue 11 point 7)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from textwrap import dedent
 
@@ -282,3 +283,59 @@ def test_storage_access_is_a_check_on_torchtpu_and_a_port_on_xla(tmp_path: Path)
         """
     assert {row[3] for row in found(tmp_path / "tpu", code, rules=("DP006",))} == {"minor"}
     assert {f.severity for f in scan_on_xla(tmp_path / "xla", code).findings if f.rule == "DP006"} == {"major"}
+
+
+def test_a_cuda_device_count_that_guards_is_the_check_not_the_work(tmp_path: Path) -> None:
+    code = """\
+        import pytest
+        import torch
+
+        @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="two GPUs")
+        def test_two():
+            n = torch.cuda.device_count()
+
+        def place(x):
+            if torch.cuda.device_count() > 1:
+                x = x.to("cuda:1")
+            world = torch.cuda.device_count()
+            return x, world
+        """
+    assert found(tmp_path, code, rules=("CA004", "DP008")) == [
+        ("CA004", 6, 9, "minor", True),  # inside the test the skip keeps off a TPU host
+        ("CA004", 11, 13, "major", False),  # a count that sizes the world is work
+        ("DP008", 10, 18, "major", True),
+    ]
+
+
+def test_a_host_sync_in_a_failure_message_costs_no_step(tmp_path: Path) -> None:
+    code = """\
+        def check(grid, n):
+            assert bool((grid == 1).all()), f"got {grid.tolist()}"
+            if n.item() > 3:
+                raise ValueError(f"too many: {n.item()}")
+            return grid.tolist()
+        """
+    rows = found(tmp_path, code, rules=("HS001", "HS002", "HS004"))
+    assert [(rule, line, column) for rule, line, column, _, _ in rows] == [("HS001", 3, 10), ("HS002", 5, 17), ("HS004", 2, 29)]
+
+
+def test_a_per_batch_async_copy_is_a_performance_note_on_torchtpu(tmp_path: Path) -> None:
+    code = """\
+        def train(model, loader, device):
+            for x in loader:
+                model(x.to(device, non_blocking=True))
+        """
+    assert {row[3] for row in found(tmp_path / "tpu", code, rules=("DP002",))} == {"info"}
+    assert {f.severity for f in scan_on_xla(tmp_path / "xla", code).findings if f.rule == "DP002"} == {"minor"}
+
+
+def test_a_notebook_at_the_root_is_a_demo(tmp_path: Path) -> None:
+    notebook = {
+        "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": ["import torch\n", "x = torch.ones(2).cuda()\n"]}],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (tmp_path / "run_demo.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1))
+    assert [(f.rule, f.cell, f.span.line, f.role, f.severity) for f in result.findings] == [("CA003", 1, 2, "example", "minor")]

@@ -11,7 +11,9 @@ import re
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("test", re.compile(r"(^|/)(tests?|testing|unittests?|stubs?)/|^\.github/|_stub_tests?\.py$|(^|/)test_[^/]*$|_tests?\.py$|(^|/)tests?\.py$|(^|/)conftest\.py$")),
     ("benchmark", re.compile(r"(^|/)(benchmarks?|bench|perf)/|(^|/)(bench|benchmarks?)_[^/]*$|_bench(mark)?s?\.py$")),
-    ("example", re.compile(r"(^|/)(examples?|samples?|demos?|tutorials?|notebooks?|recipes)/")),
+    # A notebook is a demo or an exploration wherever it sits (`run_demo.ipynb` at the
+    # root is a Colab walkthrough); the product it shows lives in the package.
+    ("example", re.compile(r"(^|/)(examples?|samples?|demos?|tutorials?|notebooks?|recipes)/|\.ipynb$")),
     ("docs", re.compile(r"(^|/)(docs?|documentation)/")),
     ("script", re.compile(r"(^|/)(scripts?|tools)/")),
 )

@@ -106,9 +106,14 @@ def cuda_polarity(walker: Walker, test: cst.BaseExpression) -> int:
         return -1 if -1 in (left, right) and 1 not in (left, right) else 0
     if isinstance(test, cst.Attribute):
         return 1 if test.attr.value == "is_cuda" else 0
+    if _counts_cuda_devices(walker, test):
+        return 1  # `if torch.cuda.device_count():`
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         comparison = test.comparisons[0]
         operands = (test.left, comparison.comparator)
+        count = _device_count_polarity(walker, test.left, comparison)
+        if count:
+            return count
         if not any(_cuda_string(o) for o in operands):
             return 0
         if not any(is_device_operand(walker, o) for o in operands):
@@ -119,6 +124,41 @@ def cuda_polarity(walker: Walker, test: cst.BaseExpression) -> int:
             return -1
         return 0
     return 1 if mentions_guard(test, walker.index) else 0
+
+
+def _counts_cuda_devices(walker: Walker, node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and walker.qualified(node.func) == "torch.cuda.device_count"
+
+
+def counts_cuda_devices(walker: Walker, test: cst.BaseExpression) -> bool:
+    """`if torch.cuda.device_count() > 1:`: the count is the check that keeps a multi-GPU
+    path off a TPU host, not itself work (as an availability check is not)."""
+    if isinstance(test, cst.UnaryOperation):
+        return counts_cuda_devices(walker, test.expression)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        return _device_count_polarity(walker, test.left, test.comparisons[0]) != 0
+    return _counts_cuda_devices(walker, test)
+
+
+_COMPARE_AT_ZERO = {
+    cst.GreaterThan: lambda n: n < 0,
+    cst.GreaterThanEqual: lambda n: n <= 0,
+    cst.LessThan: lambda n: n > 0,
+    cst.LessThanEqual: lambda n: n >= 0,
+    cst.Equal: lambda n: n == 0,
+    cst.NotEqual: lambda n: n != 0,
+}
+
+
+def _device_count_polarity(walker: Walker, left: cst.BaseExpression, comparison: cst.ComparisonTarget) -> int:
+    """`torch.cuda.device_count() > 1` holds only with CUDA, `< 2` (a skip condition)
+    holds without it: what the comparison says on a host that counts no CUDA device."""
+    if not (_counts_cuda_devices(walker, left) and isinstance(comparison.comparator, cst.Integer)):
+        return 0
+    at_zero = _COMPARE_AT_ZERO.get(type(comparison.operator))
+    if at_zero is None:
+        return 0
+    return -1 if at_zero(int(comparison.comparator.value)) else 1
 
 
 _TPU_STRING = re.compile(r"(xla|tpu)(:\d+)?")

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tpucheck.analyzers.python.conditions import catches, cuda_polarity, is_exit, is_main_test, is_periodic, mentions_guard, tpu_test
+from tpucheck.analyzers.python.conditions import (
+    catches,
+    counts_cuda_devices,
+    cuda_polarity,
+    is_exit,
+    is_main_test,
+    is_periodic,
+    mentions_guard,
+    tpu_test,
+)
 from tpucheck.analyzers.python.scope import dotted
 
 if TYPE_CHECKING:
@@ -30,7 +39,7 @@ def on_if(walker: Walker, node: cst.If, ctx: str | None) -> None:
     available = mentions_guard(node.test, walker.index)
     polarity = cuda_polarity(walker, node.test)
     skip = polarity < 0 and is_exit(node.body)
-    walker.guard_test = available and (polarity > 0 or skip)
+    walker.guard_test = (available or counts_cuda_devices(walker, node.test)) and (polarity > 0 or skip)
     try:
         walker.walk(node.test)
     finally:
@@ -124,3 +133,22 @@ def on_boolean(walker: Walker, node: cst.BooleanOperation, ctx: str | None) -> N
         walker.walk(node.right, ctx)
     finally:
         walker.guard_depth -= guarded
+
+
+def on_failure(walker: Walker, node: cst.Assert | cst.Raise, ctx: str | None) -> None:
+    """`assert ok.all(), f"got {x.tolist()}"`, `raise ValueError(f"{n.item()}")`: the
+    message is built only when the check fails, so a host sync there costs no step."""
+    if isinstance(node, cst.Assert):
+        walker.walk(node.test)
+        failure: cst.CSTNode | None = node.msg
+    else:
+        failure = node.exc
+        if node.cause is not None:
+            walker.walk(node.cause)
+    if failure is None:
+        return
+    walker.failure_depth += 1
+    try:
+        walker.walk(failure)
+    finally:
+        walker.failure_depth -= 1

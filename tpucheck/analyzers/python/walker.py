@@ -126,6 +126,8 @@ class Walker:
         """Simple names of the current function known to hold host data (last assignment wins)."""
         self.receiver_on_host = False
         self.annotation_depth = 0
+        self.failure_depth = 0
+        """In an assert's message or a raise: runs only on failure, so no step pays its sync."""
         """Inside a type annotation: only calls are uses there (walk_annotation)."""
         self.callee: cst.CSTNode | None = None
         """The callee (or decorator) being walked: a name there is claimed by call rules."""
@@ -187,7 +189,7 @@ class Walker:
             self.walk(child, ctx)
 
     def hit(self, rule_matcher: RuleMatcher, node: cst.CSTNode, detail: str | None = None, start: cst.CSTNode | None = None) -> None:
-        if self.annotation_depth and rule_matcher[1].kind != "call":
+        if (self.annotation_depth and rule_matcher[1].kind != "call") or (self.failure_depth and rule_matcher[0].category == "host-sync"):
             return
         on_host = self.receiver_on_host and rule_matcher[1].kind == "method"
         self.hits.append(
@@ -577,6 +579,8 @@ _HANDLERS: dict[type, Callable[[Walker, cst.CSTNode, str | None], None]] = {
     cst.DictComp: Walker.on_comprehension,
     cst.GeneratorExp: Walker.on_comprehension,
     cst.If: flow.on_if,  # type: ignore[dict-item]
+    cst.Assert: flow.on_failure,  # type: ignore[dict-item]
+    cst.Raise: flow.on_failure,  # type: ignore[dict-item]
     cst.IndentedBlock: Walker.on_indented_block,  # type: ignore[dict-item]
     cst.Assign: bindings.on_assign,  # type: ignore[dict-item]
     cst.AnnAssign: bindings.on_ann_assign,  # type: ignore[dict-item]
