@@ -339,3 +339,15 @@ def test_a_notebook_at_the_root_is_a_demo(tmp_path: Path) -> None:
     (tmp_path / "run_demo.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
     result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1))
     assert [(f.rule, f.cell, f.span.line, f.role, f.severity) for f in result.findings] == [("CA003", 1, 2, "example", "minor")]
+
+
+def test_names_unpacked_from_host_data_are_host_data(tmp_path: Path) -> None:
+    code = """\
+        def top(probs):
+            values, labels = probs.cpu().topk(5, dim=-1)
+            names = labels[0].numpy()
+            values, labels = probs.topk(5, dim=-1)
+            return names, labels[0].numpy()
+        """
+    # rebinding from device data takes the names off the host again
+    assert [(r[0], r[1], r[2]) for r in found(tmp_path, code, rules=("HS002",))] == [("HS002", 5, 29)]

@@ -125,11 +125,12 @@ def on_assign(walker: Walker, node: cst.Assign, ctx: str | None) -> None:
     bind_targets(walker, [t.target for t in node.targets], node.value)
     host = on_host(walker, node.value)
     for target in node.targets:
-        if isinstance(target.target, cst.Name):
+        # `values, indices = probs.cpu().topk(5)`: every name unpacked from host data is host data
+        for name in target_names(target.target):
             if host:
-                walker.host_names.add(target.target.value)
+                walker.host_names.add(name)
             else:
-                walker.host_names.discard(target.target.value)
+                walker.host_names.discard(name)
 
 
 def on_ann_assign(walker: Walker, node: cst.AnnAssign, ctx: str | None) -> None:
