@@ -215,6 +215,20 @@ def test_an_extension_named_without_an_underscore_is_known_by_its_build(tmp_path
     assert [k for k in kernels(tmp_path) if k[0] == "CK003"] == [("CK003", "csrc/dcn_kernel.cu", 1, 1, "blocker", False)]
 
 
+def test_a_cuda_kernel_beside_a_cpu_implementation_of_its_op_keeps_a_fallback(tmp_path: Path) -> None:
+    # pytorch3d's layout: knn.cu and knn_cpu.cpp, the binding dispatching on x.is_cuda()
+    write(tmp_path, {
+        "geo/__init__.py": "from geo import _C\n",
+        "geo/csrc/knn/knn.cu": CUDA_KERNEL,
+        "geo/csrc/knn/knn_cpu.cpp": "at::Tensor KNearestNeighborIdxCpu(const at::Tensor& p1) { return p1; }\n",
+        "geo/csrc/blend/blend.cu": CUDA_KERNEL,
+    })  # fmt: skip
+    assert [k for k in kernels(tmp_path) if k[0] == "CK003"] == [
+        ("CK003", "geo/csrc/blend/blend.cu", 1, 1, "blocker", False),
+        ("CK003", "geo/csrc/knn/knn.cu", 1, 1, "major", True),
+    ]
+
+
 @pytest.mark.parametrize(
     ("path", "role"),
     [

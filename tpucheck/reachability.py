@@ -30,6 +30,8 @@ _SUPPORTING = frozenset({"test", "example", "benchmark", "docs"})
 _IMPORT = re.compile(r"^([ \t]*)(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(.*)|import[ \t]+(.*))$")
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
 _NATIVE = (".cu", ".cuh")
+_CPU_SOURCE = re.compile(r"(^|/)[^/]*_cpu\.(cpp|cc|cxx)$")
+"""A CPU implementation of an op, beside its CUDA kernel in the same folder."""
 _FRAMEWORKS = frozenset({"torch", "triton", "jax", "numpy", "transformers", "apex", "tensorflow"})
 """Imports of these name their own submodules, never a project's compiled extension."""
 
@@ -254,9 +256,13 @@ def reachability(python_files: Iterable[str], native_files: Iterable[str], read:
     optional_files = frozenset(path for dotted, path in graph.modules.items() if dotted not in required)
     ext_required = {name for name, sites in external.items() if any(m in required and not c for m, c in sites)}
     ext_optional = frozenset(name for name in external if name not in ext_required)
+    native_files = list(native_files)
+    # `knn.cu` beside `knn_cpu.cpp`: the extension dispatches on the tensor's device
+    # (`if (x.is_cuda()) {...} else {cpu}`), so the op runs without its CUDA kernel.
+    cpu_twins = {path.rpartition("/")[0] for path in native_files if _CPU_SOURCE.search(path)}
     native_optional = frozenset(
         path for path in native_files if path.endswith(_NATIVE) and role_of(path) not in _SUPPORTING
-        and _links(path, ext_optional, declared) and not _links(path, ext_required, declared)
+        and ((_links(path, ext_optional, declared) and not _links(path, ext_required, declared)) or path.rpartition("/")[0] in cpu_twins)
     )  # fmt: skip
     return Reachability(optional_files | native_optional, ext_optional)
 
