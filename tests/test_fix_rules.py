@@ -52,6 +52,7 @@ def test_built_in_rules_name_known_codemods() -> None:
         "CA014": ("autocast", True),
         "CA015": ("grad-scaler", True),
         "DI001": ("default-backend", True),
+        "DP014": ("current-accelerator", True),
         "HF001": ("hf-sdpa", False),
         "HF003": ("hf-device-map", True),
         "HF004": ("hf-bf16", False),

@@ -294,15 +294,17 @@ def test_a_cuda_device_count_that_guards_is_the_check_not_the_work(tmp_path: Pat
         def test_two():
             n = torch.cuda.device_count()
 
-        def place(x):
+        def place(x, ddp):
             if torch.cuda.device_count() > 1:
                 x = x.to("cuda:1")
+            if not ddp and torch.cuda.device_count() > 1:
+                x.is_parallelizable = True
             world = torch.cuda.device_count()
             return x, world
         """
     assert found(tmp_path, code, rules=("CA004", "DP008")) == [
         ("CA004", 6, 9, "minor", True),  # inside the test the skip keeps off a TPU host
-        ("CA004", 11, 13, "major", False),  # a count that sizes the world is work
+        ("CA004", 13, 13, "major", False),  # a count that sizes the world is work
         ("DP008", 10, 18, "major", True),
     ]
 
@@ -351,3 +353,75 @@ def test_names_unpacked_from_host_data_are_host_data(tmp_path: Path) -> None:
         """
     # rebinding from device data takes the names off the host again
     assert [(r[0], r[1], r[2]) for r in found(tmp_path, code, rules=("HS002",))] == [("HS002", 5, 29)]
+
+
+def test_in_place_methods_expand_and_comparisons_keep_host_data_on_the_host(tmp_path: Path) -> None:
+    code = """\
+        import numpy as np
+        import torch
+
+        def to_image(tensor, seg):
+            tensor = tensor.squeeze().float().cpu().clamp_(0, 1)
+            image = tensor.expand(3, -1, -1).numpy()
+            ids = torch.from_numpy(np.asarray(seg))
+            area = [ids.eq(i).sum().item() for i in range(3)]
+            return image, area, tensor.cuda().clamp_(0, 1).numpy()
+        """
+    assert [(r[0], r[1]) for r in found(tmp_path, code, rules=("HS001", "HS002"))] == [("HS002", 9)]
+
+
+def test_ci_configuration_is_supporting_code() -> None:
+    from tpucheck.roles import role_of
+
+    assert [role_of(p) for p in (".circleci/config.yml", ".gitlab-ci.yml", ".github/workflows/ci.yml", "ci/build.sh")] == ["test", "test", "test", "library"]
+
+
+def test_a_cli_default_cuda_device_is_a_default_to_change(tmp_path: Path) -> None:
+    code = """\
+        import argparse
+        import torch
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--device", default="cuda", choices=["cpu", "cuda"])
+        args = parser.parse_args()
+        model = torch.nn.Linear(2, 2).to("cuda")
+        """
+    assert found(tmp_path, code, rules=("CA003", "DP014")) == [("CA003", 7, 34, "major", False), ("DP014", 5, 33, "minor", False)]
+
+
+def test_a_comprehension_over_host_data_binds_host_names(tmp_path: Path) -> None:
+    code = """\
+        import torch
+
+        def rates(depths, scores):
+            dpr = [x.item() for x in torch.linspace(0, 0.1, sum(depths))]
+            return dpr, [s.item() for s in scores]
+        """
+    assert [(r[0], r[1], r[2]) for r in found(tmp_path, code, rules=("HS001",))] == [("HS001", 5, 20)]
+
+
+def test_a_benchmarking_folder_holds_benchmarks() -> None:
+    from tpucheck.roles import role_of
+
+    assert role_of("scripts/inference/benchmarking/benchmark.py") == "benchmark"
+
+
+def test_a_comprehension_name_bound_from_device_data_is_not_host_data(tmp_path: Path) -> None:
+    code = """\
+        import numpy as np
+
+        def frames(boxes):
+            x = np.zeros(3)
+            rows = [[int(v) for v in x.tolist()] for x in boxes]
+            return rows, x.tolist()
+        """
+    # the outer `x` of the comprehension is a device tensor; the function's `x` stays NumPy
+    assert [(r[0], r[1], r[2]) for r in found(tmp_path, code, rules=("HS002",))] == [("HS002", 5, 32)]
+
+
+def test_a_comprehension_that_rebinds_the_name_it_reads_still_reads_device_data(tmp_path: Path) -> None:
+    code = """\
+        def frames(boxes):
+            return [[int(x[5]) for x in x.tolist()] for x in boxes]
+        """
+    assert [(r[0], r[1], r[2]) for r in found(tmp_path, code, rules=("HS002",))] == [("HS002", 2, 35)]

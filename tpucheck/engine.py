@@ -339,9 +339,13 @@ def assemble(
     return Assembled(root, ruleset, findings, errors, skipped, coverage, shard=shard, cuda_files=cuda_files)
 
 
-def _role(found: str | None, file_role: str) -> str:
+def _role(found: str | None, file_role: str, path: str) -> str:
     """Supporting code found inside a product file (a `__main__` block, a benchmark or
-    test function) takes its own role; a file already supporting keeps its path's role."""
+    test function) takes its own role; a file already supporting keeps its path's role.
+    The `__main__` block of an entry-point script (`train.py` at the root, a file under
+    `scripts/`) is the product's way in, not an example of it."""
+    if found == "example" and (file_role == "script" or "/" not in path):
+        return file_role
     return found if found is not None and file_role in ("library", "script") else file_role
 
 
@@ -368,7 +372,7 @@ def _findings(result: FileResult, rules: dict, reach: Reachability | None = None
             suppression = result.suppressions.get(suppression_key(match.span.end_line, match.cell))
         silenced = suppression is not None and suppression.covers(rule.id, rule.name)
         reason = suppression.reason if silenced and suppression else None
-        place = _role(match.role, role)
+        place = _role(match.role, role, result.path)
         severity = placed_severity(match.severity or rule.severity, place, guarded)
         if severity == "info" and place == "test":
             continue  # a performance note about a test's own speed is no migration work

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("test", re.compile(r"(^|/)(tests?|testing|unittests?|stubs?)/|^\.github/|_stub_tests?\.py$|(^|/)test_[^/]*$|_tests?\.py$|(^|/)tests?\.py$|(^|/)conftest\.py$")),
-    ("benchmark", re.compile(r"(^|/)(benchmarks?|bench|perf)/|(^|/)(bench|benchmarks?)_[^/]*$|_bench(mark)?s?\.py$")),
+    ("test", re.compile(r"(^|/)(tests?|testing|unittests?|stubs?)/|^\.(github|circleci|gitlab|buildkite|azure-pipelines)/|^\.(gitlab-ci|travis)\.ya?ml$|_stub_tests?\.py$|(^|/)test_[^/]*$|_tests?\.py$|(^|/)tests?\.py$|(^|/)conftest\.py$")),
+    ("benchmark", re.compile(r"(^|/)(benchmarks?|benchmarking|bench|perf)/|(^|/)(bench|benchmarks?)_[^/]*$|_bench(mark)?s?\.py$")),
     # A notebook is a demo or an exploration wherever it sits (`run_demo.ipynb` at the
     # root is a Colab walkthrough); the product it shows lives in the package.
     ("example", re.compile(r"(^|/)(examples?|samples?|demos?|tutorials?|notebooks?|recipes)/|\.ipynb$")),

@@ -208,8 +208,8 @@ def on_host(walker: Walker, node: cst.BaseExpression) -> bool:
             parts = dotted(func)
             if parts is None or not walker.scope.is_module(parts[0]):
                 method = func.attr.value
-                if method in walker.index.host_keeps:
-                    return on_host(walker, func.value)
+                if method in walker.index.host_keeps or (method.endswith("_") and not method.startswith("_")):
+                    return on_host(walker, func.value)  # in place (`x.clamp_()`) returns x itself
                 return method in walker.index.host_results or (method == "to" and _to_cpu(node))
         qualified = walker.qualified(func)
         if qualified is None:
@@ -304,3 +304,31 @@ def walk_annotation(walker: Walker, node: cst.Annotation) -> None:
         walker.walk(node)
     finally:
         walker.annotation_depth -= 1
+
+
+def comprehension_host_names(walker: Walker, node: cst.CSTNode) -> set[str]:
+    """The host names inside a comprehension: those it binds from host data (`for x in
+    np.arange(4)`) join the outer ones; a name any of its clauses binds from other data
+    (`for x in batch` ... `for x in x.tolist()`) is not host data anywhere in it."""
+    host: set[str] = set()
+    other: set[str] = set()
+    clause = getattr(node, "for_in", None)
+    while isinstance(clause, cst.CompFor):
+        bound = set(target_names(clause.target))
+        # `for x in x.tolist()` reads the outer `x` before it binds the new one: that read
+        # must not see the host `x` it makes, so such a name counts as other data
+        reads_itself = bool(bound & _names_in(clause.iter))
+        (host if on_host(walker, clause.iter) and not reads_itself else other).update(bound)
+        clause = clause.inner_for_in
+    return (walker.host_names | host) - other
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    names: set[str] = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, cst.Name):
+            names.add(item.value)
+        stack.extend(item.children)
+    return names

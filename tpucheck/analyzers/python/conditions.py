@@ -135,6 +135,8 @@ def counts_cuda_devices(walker: Walker, test: cst.BaseExpression) -> bool:
     path off a TPU host, not itself work (as an availability check is not)."""
     if isinstance(test, cst.UnaryOperation):
         return counts_cuda_devices(walker, test.expression)
+    if isinstance(test, cst.BooleanOperation):  # `if not ddp and torch.cuda.device_count() > 1:`
+        return counts_cuda_devices(walker, test.left) or counts_cuda_devices(walker, test.right)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         return _device_count_polarity(walker, test.left, test.comparisons[0]) != 0
     return _counts_cuda_devices(walker, test)

@@ -455,12 +455,14 @@ class Walker:
                 bindings.walk_annotation(self, star.annotation)
 
     def on_comprehension(self, node: cst.CSTNode, ctx: str | None) -> None:
-        """`[t.item() for t in ts]` runs its element once per item: a loop."""
+        """`[t.item() for t in ts]` runs its element once per item: a loop (whose names are
+        host data when what they iterate over is: `[x.item() for x in torch.linspace(0, 1, 4)]`)."""
+        outer_host, self.host_names = self.host_names, bindings.comprehension_host_names(self, node)
         self.loop_depth += 1
         try:
             self.walk_fields(node)
         finally:
-            self.loop_depth -= 1
+            self.loop_depth, self.host_names = self.loop_depth - 1, outer_host
 
     # -- device contexts -----------------------------------------------------------------
 
