@@ -55,7 +55,7 @@ def test_the_example_is_fixed_and_a_rescan_confirms_it(tmp_path: Path) -> None:
     assert not [line for line in notebook.diff().splitlines() if line.startswith("+") and "import torch" in line]
 
     unsafe = _fix(root, unsafe=True)
-    assert sorted(o.target.finding.rule for o in unsafe.fixed) == ["HF001", "HF004", "HF004"]
+    assert sorted(o.target.finding.rule for o in unsafe.fixed) == ["HF001", "HF011", "HF011"]
     _confirmed(unsafe)
 
     again = _fix(root, unsafe=True)

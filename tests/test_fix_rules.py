@@ -56,6 +56,7 @@ def test_built_in_rules_name_known_codemods() -> None:
         "HF001": ("hf-sdpa", False),
         "HF003": ("hf-device-map", True),
         "HF004": ("hf-bf16", False),
+        "HF011": ("hf-bf16", False),
     }
 
 
