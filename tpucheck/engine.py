@@ -35,7 +35,7 @@ from tpucheck.findings import (
 from tpucheck.postscan import Assembled, build_result, finish
 from tpucheck.reachability import Reachability, reachability
 from tpucheck.result import Coverage, ScanResult, is_cuda_source
-from tpucheck.roles import role_of
+from tpucheck.roles import data_pipeline, role_of
 from tpucheck.ruleset.model import Ruleset
 from tpucheck.scoring import placed_severity
 from tpucheck.settings import ScanOptions, Settings, default_jobs
@@ -326,7 +326,7 @@ def assemble(
     for result in results:
         if result.error is not None:
             errors.append(result.error)
-        findings.extend(_findings(result, rules, reach))
+        findings.extend(_findings(result, rules, reach, ruleset.host.categories))
     coverage = Coverage(
         files_found=files_found,
         files_analyzed=sum(r.error is None for r in results),
@@ -349,8 +349,11 @@ def _role(found: str | None, file_role: str, path: str) -> str:
     return found if found is not None and file_role in ("library", "script") else file_role
 
 
-def _findings(result: FileResult, rules: dict, reach: Reachability | None = None) -> list[Finding]:
+def _findings(result: FileResult, rules: dict, reach: Reachability | None = None, host_categories: frozenset[str] = frozenset()) -> list[Finding]:
     role = role_of(result.path)
+    # What a host-data value makes moot (rules/contexts.yaml `host.categories`) is moot in
+    # a dataset's code as a whole: it runs in the loader's workers, on the CPU.
+    host_only = data_pipeline(result.path)
     optional_file = reach is not None and reach.optional(result.path)
     matches = sorted(
         (m for m in result.matches if m.rule_id in rules),
@@ -360,6 +363,8 @@ def _findings(result: FileResult, rules: dict, reach: Reachability | None = None
     out = []
     for match, fingerprint in zip(matches, prints, strict=True):
         rule = rules[match.rule_id]
+        if host_only and rule.category in host_categories:
+            continue
         # Kernels, and all of an optional extension's CUDA source: DESIGN.md's blocker is
         # a kernel "on the main path"; other code in a lazily imported Python module (often
         # lazy only to break an import cycle) keeps its own guards' verdict.

@@ -19,7 +19,7 @@ from tpucheck.gitdiff import DiffError, apply_diff, changed_lines
 from tpucheck.result import Coverage, ScanResult, build_inventory
 from tpucheck.ruleset.model import Ruleset
 from tpucheck.ruleset.select import rule_selected
-from tpucheck.scoring import compute_score
+from tpucheck.scoring import compute_score, without_stray_references
 from tpucheck.settings import Settings, SettingsError
 
 __all__ = ["Assembled", "build_result", "finish"]
@@ -95,7 +95,7 @@ def build_result(
 ) -> ScanResult:
     """Sort, score and take inventory: the one place a ScanResult is made, by a scan and by
     `tpucheck merge` alike, so that merged shards score exactly as one scan does."""
-    active = sorted(active, key=Finding.sort_key)
+    active = without_stray_references(sorted(active, key=Finding.sort_key))
     suppressed = sorted(suppressed, key=Finding.sort_key)
     errors = sorted(errors, key=lambda e: (e.path, e.kind, e.message))
     score = compute_score(active, ruleset.by_id())

@@ -313,7 +313,8 @@ def _note_sources(declared: dict[str, set[str]], path: str, text: str) -> None:
     """The CUDA sources each extension build in this file lists, as project paths (a
     source is relative to the build file's folder or to the project's top)."""
     folder = path.rpartition("/")[0]
-    for call in _EXTENSION_CALL.finditer(text):
+    calls = list(_EXTENSION_CALL.finditer(text))
+    for call in calls:
         depth, end = 0, text.rfind("(", call.start(), call.end())
         while end < len(text):
             depth += {"(": 1, ")": -1}.get(text[end], 0)
@@ -321,6 +322,9 @@ def _note_sources(declared: dict[str, set[str]], path: str, text: str) -> None:
                 break
             end += 1
         name = call.group(1).rpartition(".")[2]
-        for source in _SOURCE.findall(text, call.end(), end):
+        # `CUDAExtension("sam2._C", srcs)`: the one build of the file takes the sources the
+        # file lists elsewhere (`srcs = ["sam2/csrc/connected_components.cu"]`).
+        sources = _SOURCE.findall(text, call.end(), end) or (_SOURCE.findall(text) if len(calls) == 1 else [])
+        for source in sources:
             paths = {posixpath.normpath(source), posixpath.normpath(posixpath.join(folder, source))}
             declared.setdefault(name, set()).update(paths)

@@ -10,7 +10,7 @@ import re
 
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("test", re.compile(r"(^|/)(tests?|testing|unittests?|stubs?)/|^\.(github|circleci|gitlab|buildkite|azure-pipelines)/|^\.(gitlab-ci|travis)\.ya?ml$|_stub_tests?\.py$|(^|/)test_[^/]*$|_tests?\.py$|(^|/)tests?\.py$|(^|/)conftest\.py$")),
-    ("benchmark", re.compile(r"(^|/)(benchmarks?|benchmarking|bench|perf)/|(^|/)(bench|benchmarks?)_[^/]*$|_bench(mark)?s?\.py$")),
+    ("benchmark", re.compile(r"(^|/)(benchmarks?|benchmarking|bench|perf)/|(^|/)(bench|benchmarks?)(_[^/]*|\.py)$|_bench(mark)?s?\.py$")),
     # A notebook is a demo or an exploration wherever it sits (`run_demo.ipynb` at the
     # root is a Colab walkthrough); the product it shows lives in the package.
     ("example", re.compile(r"(^|/)(examples?|samples?|demos?|tutorials?|notebooks?|recipes)/|\.ipynb$")),
@@ -24,3 +24,13 @@ def role_of(path: str) -> str:
         if pattern.search(path):
             return role
     return "library"
+
+
+_DATA_PIPELINE = re.compile(r"(^|/)(datasets?|data_?loaders?)/")
+
+
+def data_pipeline(path: str) -> bool:
+    """Dataset code (`training/dataset/transforms.py`, `datasets/coco.py`) runs in the
+    DataLoader's workers, on the host: a `.item()` there waits for no device, and an op
+    there runs on the CPU."""
+    return bool(_DATA_PIPELINE.search(path))

@@ -194,10 +194,14 @@ def on_host(walker: Walker, node: cst.BaseExpression) -> bool:
         return node.value in walker.host_names
     if isinstance(node, cst.Subscript):
         return on_host(walker, node.value)  # an item of host data (`state["step"]`)
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self" and node.attr.value in walker.host_attributes:
+        return True  # a field its class only sets to host data (class_host_attributes)
     if isinstance(node, cst.Attribute) and isinstance(node.value, (cst.Name, cst.Attribute, cst.Subscript)):
         return on_host(walker, node.value)  # a field of host data (`instances.scores`)
     if isinstance(node, cst.BinaryOperation):
         return on_host(walker, node.left) and on_host(walker, node.right)  # `1 - sigmas`
+    if isinstance(node, cst.Comparison):  # `(betas > 0)` of a NumPy array
+        return on_host(walker, node.left) and all(on_host(walker, c.comparator) for c in node.comparisons)
     if isinstance(node, cst.UnaryOperation):
         return on_host(walker, node.expression)
     if isinstance(node, cst.Call):
@@ -332,3 +336,110 @@ def _names_in(node: cst.CSTNode) -> set[str]:
             names.add(item.value)
         stack.extend(item.children)
     return names
+
+
+
+
+def walk_class(walker: Walker, node: cst.ClassDef) -> None:
+    """A class body, with what its methods share: the fields it only sets to host data,
+    and whether it is a Dataset."""
+    walker.walk_all(node.bases)
+    walker.walk_all(node.keywords)
+    outer = (walker.host_attributes, walker.data_class)
+    walker.host_attributes = class_host_attributes(walker, node)
+    walker.data_class = walker.data_class or dataset_class(walker, node)
+    try:
+        walker.walk(node.body)
+    finally:
+        walker.host_attributes, walker.data_class = outer
+
+def class_host_attributes(walker: Walker, node: cst.ClassDef) -> frozenset[str]:
+    """The `self.<name>` fields a class only ever sets to host data (`self._counts =
+    np.zeros(n)` in `__init__`): its methods read them as host data too. The statements
+    at the top of each method, and of its `if` blocks, are followed; a field also set in a
+    block not followed (a loop, a `with`, a nested function) may hold anything."""
+    host: set[str] = set()
+    other: set[str] = set()
+    deeper: list[cst.CSTNode] = []
+    outer = walker.host_names
+    try:
+        for method in node.body.body:
+            if not isinstance(method, cst.FunctionDef):
+                continue
+            walker.host_names = set()
+            for small in _top_statements(method.body):
+                if isinstance(small, cst.Assign):
+                    targets, value = [t.target for t in small.targets], small.value
+                elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                    targets, value = [small.target], small.value
+                else:
+                    if isinstance(small, cst.BaseCompoundStatement):
+                        deeper.append(small)
+                    continue  # `self.count += 1` keeps the field where it is
+                is_host = on_host(walker, value)
+                for target in targets:
+                    field = _self_field(target)
+                    if field is not None:
+                        (host if is_host else other).add(field)
+                        continue
+                    for name in target_names(target):
+                        (walker.host_names.add if is_host else walker.host_names.discard)(name)
+    finally:
+        walker.host_names = outer
+    host -= other
+    if host and deeper:
+        host -= _fields_set(deeper)
+    return frozenset(host)
+
+
+def _top_statements(suite: cst.CSTNode) -> list[cst.CSTNode]:
+    """The small statements of a body, of its `if`/`elif`/`else` blocks, and the other
+    compound statements themselves."""
+    out: list[cst.CSTNode] = []
+    for statement in getattr(suite, "body", ()):
+        if isinstance(statement, cst.SimpleStatementLine):
+            out.extend(statement.body)
+        elif isinstance(statement, cst.If):
+            branch: cst.CSTNode | None = statement
+            while isinstance(branch, cst.If):
+                out.extend(_top_statements(branch.body))
+                branch = branch.orelse
+            if isinstance(branch, cst.Else):
+                out.extend(_top_statements(branch.body))
+        else:
+            out.append(statement)
+    return out
+
+
+def _self_field(target: cst.BaseExpression) -> str | None:
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+        return target.attr.value
+    return None
+
+
+def _fields_set(blocks: list[cst.CSTNode]) -> set[str]:
+    fields: set[str] = set()
+    stack = list(blocks)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, cst.Assign):
+            fields.update(f for f in (_self_field(t.target) for t in item.targets) if f)
+        elif isinstance(item, (cst.AnnAssign, cst.AugAssign)):
+            field = _self_field(item.target)
+            if field and isinstance(item, cst.AnnAssign):
+                fields.add(field)
+        stack.extend(item.children)
+    return fields
+
+
+def dataset_class(walker: Walker, node: cst.ClassDef) -> bool:
+    """A `Dataset` (any base named `*Dataset`, or one from `torch.utils.data`): its methods
+    run in the DataLoader's workers, on the host, like the files of a dataset folder."""
+    for base in node.bases:
+        parts = dotted(base.value)
+        if parts is None:
+            continue
+        qualified = walker.qualified(base.value) or ""
+        if parts[-1].endswith("Dataset") or qualified.startswith("torch.utils.data."):
+            return True
+    return False

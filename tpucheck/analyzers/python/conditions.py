@@ -8,6 +8,7 @@ CUDA paths and test-only code from the product's main path.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -39,6 +40,32 @@ def catches(handler: cst.ExceptHandler, names: frozenset[str]) -> bool:
         if parts is not None and parts[-1] in names:
             return True
     return False
+
+
+def falls_back(handler: cst.ExceptHandler, imported: frozenset[str]) -> bool:
+    """Whether the handler gives the code another way on: one that raises (`except
+    ImportError: raise ImportError("pip install flash-attn")`) or imports a package the
+    `try` imported, under another name (`from flash_attn import flash_attn_varlen_func as
+    flash_attn_unpadded_func`), keeps nothing optional."""
+    for statement in handler.body.body:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Raise) or (isinstance(small, (cst.Import, cst.ImportFrom)) and top_packages([small]) & imported):
+                return False
+    return True
+
+
+def top_packages(statements: Iterable[cst.CSTNode]) -> frozenset[str]:
+    """The top-level packages these import statements (or statement lines) import."""
+    out: set[str] = set()
+    for statement in statements:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else (statement,):
+            if isinstance(small, cst.Import):
+                out.update(parts[0] for parts in (dotted(alias.name) for alias in small.names) if parts)
+            elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
+                parts = dotted(small.module)
+                if parts:
+                    out.add(parts[0])
+    return frozenset(out)
 
 
 def mentions_guard(test: cst.BaseExpression, index: PythonIndex) -> bool:

@@ -13,10 +13,12 @@ from tpucheck.analyzers.python.conditions import (
     catches,
     counts_cuda_devices,
     cuda_polarity,
+    falls_back,
     is_exit,
     is_main_test,
     is_periodic,
     mentions_guard,
+    top_packages,
     tpu_test,
 )
 from tpucheck.analyzers.python.scope import dotted
@@ -72,7 +74,8 @@ def on_if(walker: Walker, node: cst.If, ctx: str | None) -> None:
 
 
 def on_try(walker: Walker, node: cst.Try, ctx: str | None) -> None:
-    guarded = any(catches(handler, walker.index.guard_exceptions) for handler in node.handlers)
+    imported = top_packages(node.body.body)
+    guarded = any(catches(handler, walker.index.guard_exceptions) and falls_back(handler, imported) for handler in node.handlers)
     walker.guard_depth += guarded
     try:
         walker.walk(node.body)

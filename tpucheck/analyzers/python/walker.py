@@ -109,11 +109,9 @@ class Walker:
         self.hits: list[Hit] = []
         self.scope = Scope()
         self.guard_depth = 0
-        self.type_checking = 0
-        """Inside `if TYPE_CHECKING:`: imports there never run, so they are no dependency."""
+        self.type_checking = 0  # inside `if TYPE_CHECKING:`: imports there never run, no dependency
         self.loop_depth = 0
-        self.storing = False
-        """Walking an assignment target: attribute matchers look for reads only."""
+        self.storing = False  # walking an assignment target: attribute matchers look for reads only
         self.decorated: str | None = None
         """The function or class whose decorators are being walked: it names kernels."""
         self.functions: tuple[str, ...] = ()
@@ -124,11 +122,12 @@ class Walker:
         self.role: str | None = None
         self.host_names: set[str] = set()
         """Simple names of the current function known to hold host data (last assignment wins)."""
+        self.host_attributes: frozenset[str] = frozenset()
+        self.data_class = False  # in a Dataset's methods: host data all through (dataset_class)
         self.receiver_on_host = False
-        self.annotation_depth = 0
+        self.annotation_depth = 0  # inside a type annotation: only calls are uses there
         self.failure_depth = 0
         """In an assert's message or a raise: runs only on failure, so no step pays its sync."""
-        """Inside a type annotation: only calls are uses there (walk_annotation)."""
         self.callee: cst.CSTNode | None = None
         """The callee (or decorator) being walked: a name there is claimed by call rules."""
 
@@ -191,7 +190,7 @@ class Walker:
     def hit(self, rule_matcher: RuleMatcher, node: cst.CSTNode, detail: str | None = None, start: cst.CSTNode | None = None) -> None:
         if (self.annotation_depth and rule_matcher[1].kind != "call") or (self.failure_depth and rule_matcher[0].category == "host-sync"):
             return
-        on_host = self.receiver_on_host and rule_matcher[1].kind == "method"
+        on_host = (self.receiver_on_host and rule_matcher[1].kind == "method") or (self.data_class and rule_matcher[0].category in self.index.host_categories)
         self.hits.append(
             Hit(
                 rule_matcher, node, self.guard_depth > 0, detail, start, self.loop_depth > 0, self.functions, self.decorators,
@@ -306,8 +305,6 @@ class Walker:
                     seen.add(rule_matcher[0].id)
                     self.hit(rule_matcher, node)
 
-    # -- imports -----------------------------------------------------------------------
-
     # -- calls -------------------------------------------------------------------------
 
     def on_call(self, node: cst.Call, ctx: str | None) -> None:
@@ -412,9 +409,7 @@ class Walker:
         self.guard_depth += skipped
         try:
             if isinstance(node, cst.ClassDef):
-                self.walk_all(node.bases)
-                self.walk_all(node.keywords)
-                self.walk(node.body)
+                bindings.walk_class(self, node)
                 return
             if self.index.define:
                 for rule_matcher in self.index.define.lookup(node.name.value):

@@ -1,0 +1,206 @@
+"""False alarms and wrong severities of precision audit F (docs/calibration.md), each
+asserted gone next to the true positive that must stay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from textwrap import dedent
+
+from tpucheck.engine import ScanOptions, scan
+from tpucheck.roles import data_pipeline, role_of
+from tpucheck.ruleset import load_ruleset
+
+XLA = load_ruleset().for_target("xla")
+TORCHTPU = load_ruleset()
+
+Row = tuple[str, int, int, str, bool]
+
+
+def found(root: Path, files: dict[str, str], rules: tuple[str, ...], target: str = "xla") -> list[Row]:
+    """PyTorch/XLA keeps host syncs at their weight, so what is dropped shows."""
+    for path, code in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(dedent(code), encoding="utf-8")
+    result = scan(str(root), XLA if target == "xla" else TORCHTPU, ScanOptions(jobs=1, use_cache=False))
+    return sorted((f.rule, f.span.line, f.span.column, f.severity, f.guarded) for f in result.findings if f.rule in rules)
+
+
+def test_a_comparison_of_numpy_data_is_numpy_data(tmp_path: Path) -> None:
+    code = """\
+        import numpy as np
+
+        def check(betas, x):
+            betas = np.array(betas, dtype=np.float64)
+            assert (betas > 0).all() and (betas <= 1).all()
+            return (x > 0).all()
+        """
+    assert found(tmp_path, {"pkg/diffusion.py": code}, ("HS004",)) == [("HS004", 6, 20, "info", False)]
+
+
+def test_a_field_its_class_only_sets_to_numpy_is_numpy(tmp_path: Path) -> None:
+    code = """\
+        import numpy as np
+        import torch
+
+        class Resampler:
+            def __init__(self, n):
+                self._counts = np.zeros([n], dtype=np.int64)
+                self.weights = torch.ones(n, device="cuda")
+                if n > 3:
+                    self.history = np.zeros([n, 2])
+
+            def warmed_up(self):
+                return (self._counts == 10).all() and self.history.any()
+
+            def ready(self):
+                return (self.weights > 0).all()
+
+        class Mixed:
+            def __init__(self, n):
+                self.mask = np.zeros(n)
+
+            def reset(self, n):
+                for _ in range(2):
+                    self.mask = torch.zeros(n, device="cuda")
+
+            def ready(self):
+                return self.mask.any()
+        """
+    # the CUDA field and the field a loop rebinds to a device tensor stay reported
+    assert found(tmp_path, {"pkg/resample.py": code}, ("HS004",)) == [("HS004", 15, 35, "info", False), ("HS004", 26, 26, "info", False)]
+
+
+def test_pandas_null_checks_are_host_data(tmp_path: Path) -> None:
+    code = """\
+        def report(configs, scores):
+            if configs["num_samples"].isnull().any():
+                return None
+            return scores.isnan().any()
+        """
+    assert found(tmp_path, {"pkg/report.py": code}, ("HS004",)) == [("HS004", 4, 27, "info", False)]
+
+
+def test_a_datasets_methods_run_on_the_host(tmp_path: Path) -> None:
+    code = """\
+        import torch
+        from torch.utils.data import Dataset, Sampler
+
+        class Clips(Dataset):
+            def __getitem__(self, idx):
+                if isinstance(idx, torch.Tensor):
+                    idx = idx.item()
+                return idx
+
+        class Weighted(Sampler):
+            def __iter__(self):
+                yield from torch.multinomial(self.w, 4).tolist()
+
+        class Head(torch.nn.Module):
+            def forward(self, x):
+                return x.sum().item()
+        """
+    assert found(tmp_path, {"pkg/clips.py": code}, ("HS001", "HS002")) == [("HS001", 16, 24, "major", False)]
+
+
+def test_a_dataset_folder_runs_on_the_host(tmp_path: Path) -> None:
+    code = """\
+        def flip(grid, img):
+            if grid[0, 0].item():
+                return img.flip(-1)
+            return img
+        """
+    files = {"training/dataset/transforms.py": code, "training/model/flip.py": code}
+    assert found(tmp_path, files, ("HS001",)) == [("HS001", 2, 19, "info", False)]
+    assert data_pipeline("training/dataset/transforms.py") and data_pipeline("src/data_loaders/mix.py")
+    assert not data_pipeline("src/data/mix.py")
+
+
+def test_an_except_that_imports_the_same_package_or_raises_keeps_nothing_optional(tmp_path: Path) -> None:
+    code = """\
+        try:
+            from flash_attn.flash_attn_interface import flash_attn_unpadded_func
+        except ImportError:
+            from flash_attn.flash_attn_interface import flash_attn_varlen_func as flash_attn_unpadded_func
+
+        try:
+            import apex
+        except ImportError:
+            raise ImportError("pip install apex")
+
+        try:
+            import xformers.ops as xops
+        except ImportError:
+            xops = None
+        """
+    assert found(tmp_path, {"pkg/attention.py": code}, ("DEP001", "DEP002", "DEP003"), target="torchtpu") == [
+        ("DEP001", 7, 12, "blocker", False),
+        ("DEP002", 2, 10, "blocker", False),
+        ("DEP002", 4, 10, "blocker", False),
+        ("DEP003", 12, 12, "major", True),
+    ]
+
+
+SETUP = """\
+    from setuptools import setup
+
+    srcs = ["pkg/csrc/components.cu"]
+    try:
+        from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+        ext_modules = [CUDAExtension("pkg._C", srcs)]
+    except Exception:
+        ext_modules = []
+    setup(name="pkg", ext_modules=ext_modules)
+    """
+KERNEL = """\
+    __global__ void label(int* out, int n) {
+      out[threadIdx.x] = n;
+    }
+    """
+
+
+def test_a_kernel_listed_by_a_variable_of_an_optional_build_is_fallback_kept(tmp_path: Path) -> None:
+    lazy = """\
+        def components(mask):
+            from pkg import _C
+            return _C.components(mask)
+        """
+    files = {"setup.py": SETUP, "pkg/__init__.py": "", "pkg/misc.py": lazy, "pkg/csrc/components.cu": KERNEL}
+    assert found(tmp_path, files, ("CK003",), target="torchtpu") == [("CK003", 1, 1, "major", True)]
+
+
+def test_a_kernel_of_an_extension_imported_unconditionally_stays_a_blocker(tmp_path: Path) -> None:
+    eager = """\
+        from pkg import _C
+
+        def components(mask):
+            return _C.components(mask)
+        """
+    files = {"setup.py": SETUP, "pkg/__init__.py": "", "pkg/misc.py": eager, "pkg/csrc/components.cu": KERNEL}
+    assert found(tmp_path, files, ("CK003",), target="torchtpu") == [("CK003", 1, 1, "blocker", False)]
+
+
+def test_a_benchmark_module_is_a_benchmark() -> None:
+    assert role_of("sam2/benchmark.py") == "benchmark"
+    assert role_of("timm/bench.py") == "benchmark"
+    assert role_of("pkg/benchmarks_util.py") == "benchmark"
+    assert role_of("pkg/benchmarking.py") == "library"
+
+
+def test_a_reference_path_is_reported_beside_a_kernel_of_its_op_only(tmp_path: Path) -> None:
+    recording = """\
+        def audio_reference(path):
+            return open(path, "rb").read()
+        """
+    kernel = """\
+        import torch
+        import triton
+
+        @triton.jit
+        def _softmax_kernel(x_ptr, n):
+            pass
+
+        def softmax_ref(x):
+            return torch.softmax(x, -1)
+        """
+    files = {"pkg/samples.py": recording, "pkg/ops/softmax.py": kernel}
+    assert found(tmp_path, files, ("CK015",), target="torchtpu") == [("CK015", 8, 5, "info", False)]
