@@ -200,8 +200,12 @@ def on_host(walker: Walker, node: cst.BaseExpression) -> bool:
         return on_host(walker, node.value)  # a field of host data (`instances.scores`)
     if isinstance(node, cst.BinaryOperation):
         return on_host(walker, node.left) and on_host(walker, node.right)  # `1 - sigmas`
-    if isinstance(node, cst.Comparison):  # `(betas > 0)` of a NumPy array
-        return on_host(walker, node.left) and all(on_host(walker, c.comparator) for c in node.comparisons)
+    if isinstance(node, cst.Comparison):
+        # `(betas > 0)`, `(counts == self.limit)`: NumPy's comparison gives NumPy (it
+        # cannot compare with a device tensor at all); a literal on the left decides nothing.
+        if _literal(node.left):
+            return all(on_host(walker, c.comparator) for c in node.comparisons)
+        return on_host(walker, node.left)
     if isinstance(node, cst.UnaryOperation):
         return on_host(walker, node.expression)
     if isinstance(node, cst.Call):
