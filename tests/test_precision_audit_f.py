@@ -111,8 +111,9 @@ def test_a_dataset_folder_runs_on_the_host(tmp_path: Path) -> None:
         """
     files = {"training/dataset/transforms.py": code, "training/model/flip.py": code}
     assert found(tmp_path, files, ("HS001",)) == [("HS001", 2, 19, "info", False)]
-    assert data_pipeline("training/dataset/transforms.py") and data_pipeline("src/data_loaders/mix.py")
-    assert not data_pipeline("src/data/mix.py")
+    assert data_pipeline("training/dataset/transforms.py") and data_pipeline("src/data_loaders/mixed_loader.py")
+    assert not data_pipeline("src/data/transforms.py")
+    assert not data_pipeline("datasets/coco_eval.py")  # gets the model's outputs
 
 
 def test_an_except_that_imports_the_same_package_or_raises_keeps_nothing_optional(tmp_path: Path) -> None:
@@ -186,7 +187,7 @@ def test_a_benchmark_module_is_a_benchmark() -> None:
     assert role_of("pkg/benchmarking.py") == "library"
 
 
-def test_a_reference_path_is_reported_beside_a_kernel_of_its_op_only(tmp_path: Path) -> None:
+def test_a_reference_path_is_reported_only_where_there_are_kernels(tmp_path: Path) -> None:
     recording = """\
         def audio_reference(path):
             return open(path, "rb").read()
@@ -202,5 +203,19 @@ def test_a_reference_path_is_reported_beside_a_kernel_of_its_op_only(tmp_path: P
         def softmax_ref(x):
             return torch.softmax(x, -1)
         """
+    assert found(tmp_path / "a", {"pkg/samples.py": recording}, ("CK015",), target="torchtpu") == []
     files = {"pkg/samples.py": recording, "pkg/ops/softmax.py": kernel}
-    assert found(tmp_path, files, ("CK015",), target="torchtpu") == [("CK015", 8, 5, "info", False)]
+    assert found(tmp_path / "b", files, ("CK015",), target="torchtpu") == [("CK015", 1, 5, "info", False), ("CK015", 8, 5, "info", False)]
+
+
+def test_names_unpacked_from_a_tuple_take_their_own_values(tmp_path: Path) -> None:
+    code = """\
+        import numpy as np
+
+        def compare(ref_logits, tt_logits):
+            ref, tt = ref_logits.squeeze(), tt_logits.squeeze()
+            top1 = (ref.argmax() == tt.argmax()).item()
+            a, b = np.zeros(3), ref_logits
+            return top1, a.any(), b.any()
+        """
+    assert found(tmp_path, {"pkg/compare.py": code}, ("HS001", "HS004")) == [("HS001", 5, 42, "info", False), ("HS004", 7, 29, "info", False)]

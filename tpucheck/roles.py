@@ -26,11 +26,13 @@ def role_of(path: str) -> str:
     return "library"
 
 
-_DATA_PIPELINE = re.compile(r"(^|/)(datasets?|data_?loaders?)/")
+_DATA_FOLDER = re.compile(r"(^|/)(datasets?|data_?loaders?)/")
+_DATA_FILE = re.compile(r"(transform|dataset|sampler|loader|augment|collat)[^/]*\.py$")
 
 
 def data_pipeline(path: str) -> bool:
-    """Dataset code (`training/dataset/transforms.py`, `datasets/coco.py`) runs in the
-    DataLoader's workers, on the host: a `.item()` there waits for no device, and an op
-    there runs on the CPU."""
-    return bool(_DATA_PIPELINE.search(path))
+    """Dataset code (`training/dataset/transforms.py`, `datasets/vos_dataset.py`) runs in
+    the DataLoader's workers, on the host: a `.item()` there waits for no device, and an
+    op there runs on the CPU. Other files of such a folder may not (`datasets/coco_eval.py`
+    gets the model's outputs), so the file's name must say it too."""
+    return bool(_DATA_FOLDER.search(path) and _DATA_FILE.search(path.rpartition("/")[2]))

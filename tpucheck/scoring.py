@@ -295,20 +295,12 @@ def folder_of(path: str) -> str:
 
 
 def without_stray_references(findings: list[Finding]) -> list[Finding]:
-    """A reference path is an asset only beside a kernel of its op (named like it, or in
-    the kernel's folder): `audio_reference()` in a repository with no kernels is a
-    recording, not a fallback, and is not reported."""
-    references = [f for f in findings if f.inventory == "reference"]
-    if not references:
+    """A reference path is an asset only where there are kernels to route around:
+    `audio_reference()` in a repository with no kernels is a recording, not a fallback.
+    (Which kernel a reference serves is the score's question: `shares` prices it.)"""
+    if any(f.inventory == "kernel" for f in findings):
         return findings
-    kernels = [f for f in findings if f.inventory == "kernel"]
-    kernel_folders = {folder_of(f.path) for f in kernels}
-    kernel_words = [op_words(f.detail) for f in kernels if f.detail]
-
-    def matched(reference: Finding) -> bool:
-        return folder_of(reference.path) in kernel_folders or (bool(reference.detail) and has_reference(reference.detail, kernel_words))
-
-    return [f for f in findings if f.inventory != "reference" or matched(f)]
+    return [f for f in findings if f.inventory != "reference"]
 
 
 def compute_score(findings: list[Finding], rules: dict[str, Rule]) -> Score:

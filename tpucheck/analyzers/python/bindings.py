@@ -123,14 +123,27 @@ def on_assign(walker: Walker, node: cst.Assign, ctx: str | None) -> None:
         device = device or is_device_target(walker, target.target)
     walker.walk(node.value, ASSIGNMENT if device else None)
     bind_targets(walker, [t.target for t in node.targets], node.value)
-    host = on_host(walker, node.value)
     for target in node.targets:
-        # `values, indices = probs.cpu().topk(5)`: every name unpacked from host data is host data
-        for name in target_names(target.target):
-            if host:
-                walker.host_names.add(name)
-            else:
-                walker.host_names.discard(name)
+        bind_host(walker, target.target, node.value)
+
+
+def bind_host(walker: Walker, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+    """`values, indices = probs.cpu().topk(5)`: every name unpacked from host data is host
+    data; `ref, tt = a.cpu(), b.squeeze()` pairs each name with its own value."""
+    pairs = (
+        isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and len(target.elements) == len(value.elements)
+        and all(isinstance(e, cst.Element) for e in (*target.elements, *value.elements))
+    )  # fmt: skip
+    if pairs:
+        for name_element, value_element in zip(target.elements, value.elements, strict=True):  # type: ignore[attr-defined]
+            bind_host(walker, name_element.value, value_element.value)
+        return
+    host = on_host(walker, value)
+    for name in target_names(target):
+        if host:
+            walker.host_names.add(name)
+        else:
+            walker.host_names.discard(name)
 
 
 def on_ann_assign(walker: Walker, node: cst.AnnAssign, ctx: str | None) -> None:
@@ -188,8 +201,10 @@ def on_host(walker: Walker, node: cst.BaseExpression) -> bool:
     a `.cpu()`/`.numpy()`/`.tolist()`/`.item()` result, a tensor made without a device,
     a processor's `return_tensors=` output, what arithmetic or a place-keeping call
     (`x.clone()`, `torch.sigmoid(x)`) makes of host data only, or a name last bound to one."""
-    if isinstance(node, (cst.Integer, cst.Float, cst.List, cst.Dict, cst.Tuple, cst.Set, cst.ListComp, cst.DictComp, cst.SimpleString)):
+    if isinstance(node, (cst.Integer, cst.Float, cst.Dict, cst.ListComp, cst.DictComp, cst.SimpleString)):
         return True
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):  # `(ref.squeeze(), tt)` holds what its items hold
+        return all(isinstance(e, cst.Element) and on_host(walker, e.value) for e in node.elements)
     if isinstance(node, cst.Name):
         return node.value in walker.host_names
     if isinstance(node, cst.Subscript):
