@@ -219,3 +219,92 @@ def test_names_unpacked_from_a_tuple_take_their_own_values(tmp_path: Path) -> No
             return top1, a.any(), b.any()
         """
     assert found(tmp_path, {"pkg/compare.py": code}, ("HS001", "HS004")) == [("HS001", 5, 42, "info", False), ("HS004", 7, 29, "info", False)]
+
+
+def test_a_cuda_check_whose_other_side_raises_keeps_no_fallback(tmp_path: Path) -> None:
+    code = """\
+        import unittest
+
+        import torch
+
+        def init():
+            if torch.cuda.is_available():
+                torch.cuda.set_device(0)
+            else:
+                raise NotImplementedError("CUDA was not found")
+
+        def init_early():
+            if not torch.cuda.is_available():
+                raise RuntimeError("needs CUDA")
+            torch.cuda.set_device(0)
+
+        def init_optional():
+            if torch.cuda.is_available():
+                torch.cuda.set_device(0)
+
+        class Case(unittest.TestCase):
+            def test_device(self):
+                if not torch.cuda.is_available():
+                    raise unittest.SkipTest("no CUDA")
+                torch.cuda.set_device(0)
+        """
+    # the checks that raise are where a TPU fails, so they are reported too; a skip is a skip
+    assert found(tmp_path, {"pkg/dist.py": code}, ("CA002", "CA004"), target="torchtpu") == [
+        ("CA002", 6, 8, "major", False),
+        ("CA002", 12, 12, "major", False),
+        ("CA004", 7, 9, "major", False),
+        ("CA004", 14, 5, "major", False),
+        ("CA004", 18, 9, "major", True),
+        ("CA004", 24, 9, "minor", True),
+    ]
+
+
+def test_a_device_test_in_front_of_the_portable_path_or_of_cuda_knobs_is_a_guard(tmp_path: Path) -> None:
+    code = """\
+        import torch
+
+        def build(device, kwargs):
+            if device != "cuda":
+                kwargs["device_map"] = {"": device}
+            if device.type == "cuda":
+                if torch.cuda.get_device_properties(0).major >= 8:
+                    torch.backends.cuda.matmul.allow_tf32 = True
+            elif device.type == "mps":
+                kwargs["warn"] = True
+            return kwargs
+
+        def autocast(device):
+            if device.type == "cuda":
+                return torch.autocast("cuda", dtype=torch.bfloat16)
+            return None
+
+        def forward(self, x):
+            if not x.is_cuda:
+                return super().forward(x)
+            if x.is_cuda:
+                return fused(x)
+            return x
+        """
+    # the bf16 autocast a TPU loses and the fused path are reported; the guards are not
+    assert found(tmp_path, {"pkg/build.py": code}, ("DP010", "DP013"), target="torchtpu") == [
+        ("DP010", 14, 23, "minor", False),
+        ("DP013", 21, 8, "minor", True),
+    ]
+
+
+def test_an_elif_or_a_one_line_branch_is_read_for_a_raise(tmp_path: Path) -> None:
+    code = """\
+        import torch
+
+        def pick(name):
+            if torch.cuda.is_available(): torch.cuda.set_device(0)
+            elif name == "mps":
+                torch.mps.synchronize()
+            if not torch.cuda.is_available(): raise RuntimeError("needs CUDA")
+            torch.cuda.synchronize()
+        """
+    assert found(tmp_path, {"pkg/pick.py": code}, ("CA001", "CA002", "CA004"), target="torchtpu") == [
+        ("CA001", 8, 5, "major", False),
+        ("CA002", 7, 12, "major", False),
+        ("CA004", 4, 35, "major", True),
+    ]

@@ -250,10 +250,62 @@ def is_exit(body: cst.BaseSuite) -> bool:
     return False
 
 
+_CUDA_KNOBS = ("torch.backends.cuda.", "torch.backends.cudnn.")
+_CUDA_KNOB_CALLS = frozenset(
+    {"torch.cuda.set_sync_debug_mode", "torch.cuda.empty_cache", "torch.cuda.reset_peak_memory_stats", "torch.cuda.set_per_process_memory_fraction"}
+)
+
+
+def cuda_settings_only(walker: Walker, suite: cst.BaseSuite) -> bool:
+    """A branch that only sets or calls CUDA's own knobs (`torch.backends.cuda.matmul.
+    allow_tf32 = True`, `torch.cuda.set_sync_debug_mode("warn")`, under `if
+    torch.cuda.get_device_properties(0).major >= 8:`): nothing in it carries over to a TPU,
+    so the device test in front of it is a guard, not a path a TPU loses."""
+    statements = getattr(suite, "body", ())
+    if not statements:
+        return False
+    for statement in statements:
+        if isinstance(statement, cst.If):
+            if statement.orelse is not None or not cuda_settings_only(walker, statement.body):
+                return False
+            continue
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for small in statement.body:
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                knob = walker.qualified(small.value.func) in _CUDA_KNOB_CALLS
+            elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+                knob = (walker.qualified(small.targets[0].target) or "").startswith(_CUDA_KNOBS)
+            else:
+                return False
+            if not knob:
+                return False
+    return True
+
+
+def fails(body: cst.BaseSuite | cst.CSTNode | None) -> bool:
+    """A branch that ends by raising (not a test skip: `raise unittest.SkipTest(...)`):
+    `if torch.cuda.is_available(): ... else: raise RuntimeError("CUDA required")` keeps
+    no fallback, so the CUDA side is the only path."""
+    if isinstance(body, cst.Else):
+        body = body.body
+    if not isinstance(body, cst.BaseSuite) or not body.body:
+        return False  # none, or an `elif` (its own test decides)
+    last = body.body[-1]
+    smalls = last.body if isinstance(last, cst.SimpleStatementLine) else (last,) if isinstance(last, cst.BaseSmallStatement) else ()
+    for small in smalls:
+        if isinstance(small, cst.Raise):
+            exc = small.exc.func if isinstance(small.exc, cst.Call) else small.exc
+            parts = dotted(exc) if exc is not None else None
+            return not (parts is not None and parts[-1] in ("SkipTest", "Skipped", "skip"))
+    return False
+
+
 def exits_without_cuda(walker: Walker, statement: cst.CSTNode) -> bool:
-    """`if not torch.cuda.is_available(): return ...` or `pytest.importorskip(...)`."""
+    """`if not torch.cuda.is_available(): return ...` or `pytest.importorskip(...)`; not
+    `... : raise RuntimeError("needs CUDA")`, which leaves no other way."""
     if isinstance(statement, cst.If):
-        if statement.orelse is not None or not is_exit(statement.body):
+        if statement.orelse is not None or not is_exit(statement.body) or fails(statement.body):
             return False
         return cuda_polarity(walker, statement.test) < 0 or tpu_test(walker, statement.test)
     if isinstance(statement, cst.SimpleStatementLine):

@@ -13,6 +13,8 @@ from tpucheck.analyzers.python.conditions import (
     catches,
     counts_cuda_devices,
     cuda_polarity,
+    cuda_settings_only,
+    fails,
     falls_back,
     is_exit,
     is_main_test,
@@ -40,17 +42,26 @@ def on_if(walker: Walker, node: cst.If, ctx: str | None) -> None:
         return
     available = mentions_guard(node.test, walker.index)
     polarity = cuda_polarity(walker, node.test)
-    skip = polarity < 0 and is_exit(node.body)
-    walker.guard_test = (available or counts_cuda_devices(walker, node.test)) and (polarity > 0 or skip)
+    # A side that raises is no fallback: the other side is the only way on (and the test
+    # that picks it is the place to edit, so it is reported).
+    body_fails, else_fails = fails(node.body), fails(node.orelse)
+    skip = polarity < 0 and is_exit(node.body) and not body_fails
+    walker.guard_test = (available or counts_cuda_devices(walker, node.test)) and ((polarity > 0 and not else_fails) or skip)
+    # A device test is a guard, not a lost path, when the branch a TPU takes is the one
+    # written for other devices (`if x.device.type != "cuda": return fallback(x)`), or
+    # when the CUDA side only sets CUDA's own knobs (tf32, sync debug mode).
+    walker.guard_test = walker.guard_test or (not available and polarity < 0 and not body_fails) or (
+        polarity > 0 and cuda_settings_only(walker, node.body)
+    )
     try:
         walker.walk(node.test)
     finally:
         walker.guard_test = False
     # An availability check marks both branches (the existing contract); a device
     # test (`x.is_cuda`, `device.type == "cuda"`) marks the branch that is CUDA.
-    body_guarded = available or polarity > 0
+    body_guarded = (available or polarity > 0) and not else_fails
     # `if <xla/tpu>: ... else: <CUDA>`: the CUDA branch has a TPU sibling.
-    else_guarded = available or (polarity < 0 and not skip) or tpu_test(walker, node.test)
+    else_guarded = (available or (polarity < 0 and not skip) or tpu_test(walker, node.test)) and not body_fails
     periodic = is_periodic(node.test)
     outer_role = walker.role
     if outer_role is None and is_main_test(node.test):
