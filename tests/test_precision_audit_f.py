@@ -308,3 +308,48 @@ def test_an_elif_or_a_one_line_branch_is_read_for_a_raise(tmp_path: Path) -> Non
         ("CA002", 7, 12, "major", False),
         ("CA004", 4, 35, "major", True),
     ]
+
+
+def test_a_helper_that_only_returns_numpy_makes_numpy(tmp_path: Path) -> None:
+    code = """\
+        import numpy as np
+        import torch
+
+        def _stats_array(value):
+            if isinstance(value, torch.Tensor):
+                return value.detach().cpu().numpy() if value.ndim > 0 else None
+            return np.asarray(value)
+
+        def _doubled(x):
+            return x * 2
+
+        def check(stats, x):
+            low = _stats_array(stats["min"])
+            if (low < -1.0).any():
+                return None
+            frames = (np.asarray(stats["task"]) == 3).nonzero()[0]
+            return _doubled(x).any(), frames.tolist()
+
+        class Holder:
+            def make(self):
+                return np.zeros(3)
+
+        def use(make, y):
+            return make(y).any()
+        """
+    # a device helper and a method's name stay device data
+    assert found(tmp_path, {"pkg/stats.py": code}, ("HS002", "HS004")) == [("HS004", 17, 24, "info", False), ("HS004", 24, 20, "info", False)]
+
+
+def test_cuda_capability_checks_behind_an_availability_check_are_the_guard(tmp_path: Path) -> None:
+    code = """\
+        import torch
+
+        if torch.cuda.is_available() and hasattr(torch.cuda, "amp") and torch.cuda.is_bf16_supported():
+            autocast = torch.cuda.amp.autocast
+        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        """
+    assert found(tmp_path, {"pkg/amp.py": code}, ("CA016", "CA022", "CA107"), target="torchtpu") == [
+        ("CA016", 5, 27, "minor", False),
+        ("CA107", 4, 16, "minor", True),
+    ]

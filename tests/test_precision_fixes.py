@@ -347,9 +347,9 @@ def test_names_unpacked_from_host_data_are_host_data(tmp_path: Path) -> None:
     code = """\
         def top(probs):
             values, labels = probs.cpu().topk(5, dim=-1)
-            names = labels[0].numpy()
+            names = labels[0].tolist()
             values, labels = probs.topk(5, dim=-1)
-            return names, labels[0].numpy()
+            return names, labels[0].tolist()
         """
     # rebinding from device data takes the names off the host again
     assert [(r[0], r[1], r[2]) for r in found(tmp_path, code, rules=("HS002",))] == [("HS002", 5, 29)]
@@ -362,10 +362,10 @@ def test_in_place_methods_expand_and_comparisons_keep_host_data_on_the_host(tmp_
 
         def to_image(tensor, seg):
             tensor = tensor.squeeze().float().cpu().clamp_(0, 1)
-            image = tensor.expand(3, -1, -1).numpy()
+            image = tensor.expand(3, -1, -1).tolist()
             ids = torch.from_numpy(np.asarray(seg))
             area = [ids.eq(i).sum().item() for i in range(3)]
-            return image, area, tensor.cuda().clamp_(0, 1).numpy()
+            return image, area, tensor.cuda().clamp_(0, 1).tolist()
         """
     assert [(r[0], r[1]) for r in found(tmp_path, code, rules=("HS001", "HS002"))] == [("HS002", 9)]
 

@@ -206,7 +206,9 @@ def on_host(walker: Walker, node: cst.BaseExpression) -> bool:
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):  # `(ref.squeeze(), tt)` holds what its items hold
         return all(isinstance(e, cst.Element) and on_host(walker, e.value) for e in node.elements)
     if isinstance(node, cst.Name):
-        return node.value in walker.host_names
+        return node.value in walker.host_names or node.value in ("None", "True", "False")
+    if isinstance(node, cst.IfExp):  # `v.cpu().numpy() if v.ndim else None`
+        return on_host(walker, node.body) and on_host(walker, node.orelse)
     if isinstance(node, cst.Subscript):
         return on_host(walker, node.value)  # an item of host data (`state["step"]`)
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self" and node.attr.value in walker.host_attributes:
@@ -236,7 +238,8 @@ def on_host(walker: Walker, node: cst.BaseExpression) -> bool:
                 return method in walker.index.host_results or (method == "to" and _to_cpu(node))
         qualified = walker.qualified(func)
         if qualified is None:
-            return False
+            # `_stats_array(stats)`, a helper above that only returns NumPy data
+            return isinstance(func, cst.Name) and func.value in walker.host_functions
         if qualified in walker.index.host_constructors:
             return _made_on_host(qualified, node)
         if qualified in walker.index.host_keeps:
@@ -367,10 +370,12 @@ def walk_class(walker: Walker, node: cst.ClassDef) -> None:
     outer = (walker.host_attributes, walker.data_class)
     walker.host_attributes = class_host_attributes(walker, node)
     walker.data_class = walker.data_class or dataset_class(walker, node)
+    walker.class_depth += 1
     try:
         walker.walk(node.body)
     finally:
         walker.host_attributes, walker.data_class = outer
+        walker.class_depth -= 1
 
 def class_host_attributes(walker: Walker, node: cst.ClassDef) -> frozenset[str]:
     """The `self.<name>` fields a class only ever sets to host data (`self._counts =
@@ -461,4 +466,39 @@ def dataset_class(walker: Walker, node: cst.ClassDef) -> bool:
         qualified = walker.qualified(base.value) or ""
         if parts[-1].endswith("Dataset") or qualified.startswith("torch.utils.data."):
             return True
+    return False
+
+
+def walk_function_body(walker: Walker, node: cst.FunctionDef, *, module_level: bool) -> None:
+    """A function's body; a module-level function whose every `return` gives host data
+    (`return np.asarray(v)`, `return t.cpu().numpy()`) makes its calls further down the
+    module host data too. A generator's returns are not its callers' values."""
+    outer = walker.returns
+    walker.returns = [] if module_level else None
+    try:
+        walker.walk(node.body)
+        if walker.returns and all(walker.returns) and not _yields(node.body):
+            walker.host_functions.add(node.name.value)
+        else:
+            walker.host_functions.discard(node.name.value)  # a redefinition replaces it
+    finally:
+        walker.returns = outer
+
+
+def on_return(walker: Walker, node: cst.Return, ctx: str | None) -> None:
+    if node.value is not None:
+        walker.walk(node.value)
+    if walker.returns is not None:
+        value = node.value
+        walker.returns.append(value is None or (isinstance(value, cst.Name) and value.value == "None") or on_host(walker, value))
+
+
+def _yields(body: cst.CSTNode) -> bool:
+    stack = [body]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (cst.Yield, cst.Await)):
+            return True
+        if not isinstance(item, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or item is body:
+            stack.extend(item.children)
     return False

@@ -123,6 +123,9 @@ class Walker:
         self.host_names: set[str] = set()
         """Simple names of the current function known to hold host data (last assignment wins)."""
         self.host_attributes: frozenset[str] = frozenset()
+        self.host_functions: set[str] = set()  # module-level functions that only return host data
+        self.returns: list[bool] | None = None  # per `return` of the module-level function walked: host data?
+        self.class_depth = 0
         self.data_class = False  # in a Dataset's methods: host data all through (dataset_class)
         self.receiver_on_host = False
         self.annotation_depth = 0  # inside a type annotation: only calls are uses there
@@ -422,7 +425,7 @@ class Walker:
             self.host_names = {p.name.value for p in node.params.params if p.annotation is not None and host_annotation(self, p.annotation.annotation)}
             self.functions, self.decorators = (*outer_functions, node.name.value), (*outer_decorators, *resolved)
             try:
-                self.walk(node.body)
+                bindings.walk_function_body(self, node, module_level=not outer_functions and not self.class_depth)
             finally:
                 self.scope, self.loop_depth, self.host_names = outer, outer_loops, outer_host
                 self.functions, self.decorators = outer_functions, outer_decorators
@@ -578,6 +581,7 @@ _HANDLERS: dict[type, Callable[[Walker, cst.CSTNode, str | None], None]] = {
     cst.If: flow.on_if,  # type: ignore[dict-item]
     cst.Assert: flow.on_failure,  # type: ignore[dict-item]
     cst.Raise: flow.on_failure,  # type: ignore[dict-item]
+    cst.Return: bindings.on_return,  # type: ignore[dict-item]
     cst.IndentedBlock: Walker.on_indented_block,  # type: ignore[dict-item]
     cst.Assign: bindings.on_assign,  # type: ignore[dict-item]
     cst.AnnAssign: bindings.on_ann_assign,  # type: ignore[dict-item]
