@@ -353,3 +353,39 @@ def test_cuda_capability_checks_behind_an_availability_check_are_the_guard(tmp_p
         ("CA016", 5, 27, "minor", False),
         ("CA107", 4, 16, "minor", True),
     ]
+
+
+def test_another_accelerators_shim_is_no_tpu_work(tmp_path: Path) -> None:
+    shim = """\
+        import torch
+
+        def ipex_init():
+            if hasattr(torch.cuda, "is_xpu_hijacked") and torch.cuda.is_xpu_hijacked:
+                return True
+            torch.cuda.current_device = torch.xpu.current_device
+            torch.cuda.Event = torch.xpu.Event
+            torch.cuda.synchronize()
+        """
+    files = {"library/ipex/__init__.py": shim, "library/device.py": "import torch\ntorch.cuda.synchronize()\n"}
+    assert found(tmp_path, files, ("CA001", "CA004", "CA009", "CA022", "CA100"), target="torchtpu") == [("CA001", 2, 1, "major", False)]
+
+
+def test_a_dataclass_numpy_field_is_host_data(tmp_path: Path) -> None:
+    code = """\
+        from dataclasses import dataclass
+        from typing import Optional
+
+        import numpy as np
+        import torch
+
+        @dataclass
+        class TriMesh:
+            verts: np.ndarray
+            normals: Optional[np.ndarray] = None
+            colors: "torch.Tensor | None" = None
+            weights: torch.Tensor = None
+
+            def save(self):
+                return self.verts.tolist(), self.normals.tolist(), self.weights.tolist()
+        """
+    assert found(tmp_path, {"pkg/mesh.py": code}, ("HS002",)) == [("HS002", 15, 73, "info", False)]

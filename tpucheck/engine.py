@@ -33,7 +33,7 @@ from tpucheck.findings import (
     suppression_key,
 )
 from tpucheck.postscan import Assembled, build_result, finish
-from tpucheck.reachability import Reachability, reachability
+from tpucheck.reachability import Reachability, other_backend, reachability
 from tpucheck.result import Coverage, ScanResult, is_cuda_source
 from tpucheck.roles import data_pipeline, role_of
 from tpucheck.ruleset.model import Ruleset
@@ -354,6 +354,9 @@ def _findings(result: FileResult, rules: dict, reach: Reachability | None = None
     # What a host-data value makes moot (rules/contexts.yaml `host.categories`) is moot in
     # a dataset's code as a whole: it runs in the loader's workers, on the CPU.
     host_only = data_pipeline(result.path)
+    # Another accelerator's code (an XPU shim that sets `torch.cuda.X = torch.xpu.X`)
+    # runs only on that device: its kernels are an alternative, kept; the rest is no work.
+    elsewhere = other_backend(result.path)
     optional_file = reach is not None and reach.optional(result.path)
     matches = sorted(
         (m for m in result.matches if m.rule_id in rules),
@@ -363,7 +366,7 @@ def _findings(result: FileResult, rules: dict, reach: Reachability | None = None
     out = []
     for match, fingerprint in zip(matches, prints, strict=True):
         rule = rules[match.rule_id]
-        if host_only and rule.category in host_categories:
+        if (host_only and rule.category in host_categories) or (elsewhere and rule.inventory != "kernel"):
             continue
         # Kernels, and all of an optional extension's CUDA source: DESIGN.md's blocker is
         # a kernel "on the main path"; other code in a lazily imported Python module (often

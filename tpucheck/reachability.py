@@ -36,10 +36,10 @@ _FRAMEWORKS = frozenset({"torch", "triton", "jax", "numpy", "transformers", "ape
 """Imports of these name their own submodules, never a project's compiled extension."""
 
 
-OTHER_BACKENDS = frozenset({"ascend", "npu", "rocm", "hip", "amd", "xpu", "mlu", "musa", "mps", "metal"})
-"""Folder-name words of kernels written for another accelerator (`backends/triton_ascend`,
-`rocm/`): the code picks them only on that device, so they are an alternative to the
-CUDA kernel beside them, not more work on the way to the TPU."""
+OTHER_BACKENDS = frozenset({"ascend", "npu", "rocm", "hip", "amd", "xpu", "ipex", "hpu", "habana", "gaudi", "mlu", "musa", "mps", "metal"})
+"""Folder-name words of code written for another accelerator (`backends/triton_ascend`,
+`rocm/`, an Intel XPU shim in `ipex/`): the code picks it only on that device, so it is an
+alternative to the CUDA code beside it, not more work on the way to the TPU."""
 _WORD = re.compile(r"[a-z0-9]+")
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from tpucheck.analyzers.python.conditions import host_annotation
 from tpucheck.analyzers.python.scope import dotted, import_from_module, target_names
 
 if TYPE_CHECKING:
@@ -388,6 +389,11 @@ def class_host_attributes(walker: Walker, node: cst.ClassDef) -> frozenset[str]:
     outer = walker.host_names
     try:
         for method in node.body.body:
+            if isinstance(method, cst.SimpleStatementLine):  # a dataclass field: `verts: np.ndarray`
+                for declared in method.body:
+                    if isinstance(declared, cst.AnnAssign) and isinstance(declared.target, cst.Name) and _host_type(walker, declared.annotation.annotation):
+                        host.add(declared.target.value)
+                continue
             if not isinstance(method, cst.FunctionDef):
                 continue
             walker.host_names = set()
@@ -502,3 +508,16 @@ def _yields(body: cst.CSTNode) -> bool:
         if not isinstance(item, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or item is body:
             stack.extend(item.children)
     return False
+
+
+def _host_type(walker: Walker, annotation: cst.BaseExpression) -> bool:
+    """`np.ndarray`, `NDArray[np.float32]`, `Optional[np.ndarray]`, `np.ndarray | None`."""
+    if isinstance(annotation, cst.BinaryOperation):  # `np.ndarray | None`
+        sides = [annotation.left, annotation.right]
+        return any(_host_type(walker, side) for side in sides) and all(
+            _host_type(walker, side) or (isinstance(side, cst.Name) and side.value == "None") for side in sides
+        )
+    if isinstance(annotation, cst.Subscript) and (walker.qualified(annotation.value) or "").rpartition(".")[2] == "Optional":
+        element = annotation.slice[0].slice if len(annotation.slice) == 1 else None
+        return isinstance(element, cst.Index) and _host_type(walker, element.value)
+    return host_annotation(walker, annotation)
