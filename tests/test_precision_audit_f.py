@@ -205,7 +205,8 @@ def test_a_reference_path_is_reported_only_where_there_are_kernels(tmp_path: Pat
         """
     assert found(tmp_path / "a", {"pkg/samples.py": recording}, ("CK015",), target="torchtpu") == []
     files = {"pkg/samples.py": recording, "pkg/ops/softmax.py": kernel}
-    assert found(tmp_path / "b", files, ("CK015",), target="torchtpu") == [("CK015", 1, 5, "info", False), ("CK015", 8, 5, "info", False)]
+    # `audio_*` names a recording, not an op, even where there are kernels
+    assert found(tmp_path / "b", files, ("CK015",), target="torchtpu") == [("CK015", 8, 5, "info", False)]
 
 
 def test_names_unpacked_from_a_tuple_take_their_own_values(tmp_path: Path) -> None:
@@ -389,3 +390,46 @@ def test_a_dataclass_numpy_field_is_host_data(tmp_path: Path) -> None:
                 return self.verts.tolist(), self.normals.tolist(), self.weights.tolist()
         """
     assert found(tmp_path, {"pkg/mesh.py": code}, ("HS002",)) == [("HS002", 15, 73, "info", False)]
+
+
+def test_a_field_just_moved_to_the_cpu_and_a_cpu_scalar_are_host_data(tmp_path: Path) -> None:
+    code = """\
+        import torch
+
+        class Scheduler:
+            def __init__(self, sigmas):
+                self.sigmas = sigmas.to("cpu")
+                self.sigma_min = self.sigmas[-1].item()
+                self.sigmas = sigmas
+                self.sigma_max = self.sigmas[0].item()
+
+        def shared_seed(generator):
+            seed = torch.empty((), dtype=torch.int64).random_(generator=generator)
+            return seed, torch.ones(3).cuda()
+        """
+    # the field rebound to device data is device data again; `.cuda()` is no host question
+    assert found(tmp_path, {"pkg/sched.py": code}, ("HS001", "UO255", "CA003"), target="torchtpu") == [
+        ("CA003", 12, 32, "major", False),
+        ("HS001", 8, 41, "info", False),
+    ]
+
+
+def test_verbs_are_apis_not_reference_paths(tmp_path: Path) -> None:
+    code = """\
+        import triton
+
+        @triton.jit
+        def _norm_kernel(x):
+            pass
+
+        class Predictor:
+            def predict_torch(self, points):
+                return points
+
+        def load_wav_to_torch(path):
+            return path
+
+        def norm_ref(x):
+            return x
+        """
+    assert found(tmp_path, {"pkg/ops.py": code}, ("CK015",), target="torchtpu") == [("CK015", 14, 5, "info", False)]

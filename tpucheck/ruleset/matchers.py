@@ -39,7 +39,7 @@ def build_matcher(raw: dict[str, Any], path: tuple[str | int, ...], problems: Pr
         macro_body = problems.regex(raw["macro_body"], (*path, "macro_body")) if "macro_body" in raw else None
         return Matcher(regex=regex, files=as_patterns(raw.get("files", ())), macro_body=macro_body, **common)
     patterns = as_patterns(raw[kind])
-    matcher = Matcher(patterns=patterns, in_call=as_patterns(raw.get("in_call", ())), not_in_call=as_patterns(raw.get("not_in_call", ())), **common)
+    matcher = Matcher(patterns=patterns, in_call=as_patterns(raw.get("in_call", ())), not_in_call=as_patterns(raw.get("not_in_call", ())), exclude=as_patterns(raw.get("except", ())), **common)
     if kind == "reference":
         matcher = replace(matcher, exact=bool(raw.get("exact", False)), residual=bool(raw.get("residual", False)))
         if matcher.exact and matcher.residual:

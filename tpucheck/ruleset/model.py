@@ -51,6 +51,8 @@ class Matcher:
     not_in_call: tuple[str, ...] = ()
     """keyword: callee globs it never matches in (`*Tokenizer*.from_pretrained`: a
     tokenizer has no weights to place)."""
+    exclude: tuple[str, ...] = ()
+    """define: name globs it never matches (`predict_*`: an API, not a reference path)."""
     regex: re.Pattern[str] | None = None
     """string: fullmatch on the literal; native/file: searched per file or line; dependency: spec."""
     contexts: tuple[str, ...] = ()

@@ -140,7 +140,8 @@ def bind_host(walker: Walker, target: cst.BaseExpression, value: cst.BaseExpress
             bind_host(walker, name_element.value, value_element.value)
         return
     host = on_host(walker, value)
-    for name in target_names(target):
+    field = _self_field(target)  # `self.sigmas = sigmas.to("cpu")`: read as host data below
+    for name in target_names(target) if field is None else (f"self.{field}",):
         if host:
             walker.host_names.add(name)
         else:
@@ -212,8 +213,10 @@ def on_host(walker: Walker, node: cst.BaseExpression) -> bool:
         return on_host(walker, node.body) and on_host(walker, node.orelse)
     if isinstance(node, cst.Subscript):
         return on_host(walker, node.value)  # an item of host data (`state["step"]`)
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self" and node.attr.value in walker.host_attributes:
-        return True  # a field its class only sets to host data (class_host_attributes)
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        field = node.attr.value  # a field its class only sets to host data, or just set to some
+        if field in walker.host_attributes or f"self.{field}" in walker.host_names:
+            return True
     if isinstance(node, cst.Attribute) and isinstance(node.value, (cst.Name, cst.Attribute, cst.Subscript)):
         return on_host(walker, node.value)  # a field of host data (`instances.scores`)
     if isinstance(node, cst.BinaryOperation):
@@ -521,3 +524,12 @@ def _host_type(walker: Walker, annotation: cst.BaseExpression) -> bool:
         element = annotation.slice[0].slice if len(annotation.slice) == 1 else None
         return isinstance(element, cst.Index) and _host_type(walker, element.value)
     return host_annotation(walker, annotation)
+
+
+def receiver_on_host(walker: Walker, method: str, rule_matchers: Any, receiver: cst.BaseExpression) -> bool:
+    """Whether a method rule about syncs, shapes or op lowering meets host data (asked only
+    when one of the method's rules is of such a category: `.random_(generator=g)` of a CPU
+    scalar runs on the CPU)."""
+    index = walker.index
+    asks = method in index.host_methods or any(matcher[0].category in index.host_categories for matcher in rule_matchers)
+    return asks and on_host(walker, receiver)

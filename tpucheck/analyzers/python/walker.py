@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 
 import libcst as cst
 
@@ -193,7 +194,7 @@ class Walker:
     def hit(self, rule_matcher: RuleMatcher, node: cst.CSTNode, detail: str | None = None, start: cst.CSTNode | None = None) -> None:
         if (self.annotation_depth and rule_matcher[1].kind != "call") or (self.failure_depth and rule_matcher[0].category == "host-sync"):
             return
-        on_host = (self.receiver_on_host and rule_matcher[1].kind == "method") or (self.data_class and rule_matcher[0].category in self.index.host_categories)
+        on_host = rule_matcher[0].category in self.index.host_categories and ((self.receiver_on_host and rule_matcher[1].kind == "method") or self.data_class)
         self.hits.append(
             Hit(
                 rule_matcher, node, self.guard_depth > 0, detail, start, self.loop_depth > 0, self.functions, self.decorators,
@@ -335,7 +336,7 @@ class Walker:
                 if rule_matchers and bindings.other_device_receiver(self, func.value):
                     rule_matchers = ()  # `torch.npu.current_stream().wait_stream(s)`: not CUDA's
                 if rule_matchers:
-                    self.receiver_on_host = method in index.host_methods and bindings.on_host(self, func.value)
+                    self.receiver_on_host = bindings.receiver_on_host(self, method, rule_matchers, func.value)
                     try:
                         for rule_matcher in rule_matchers:
                             if args_hold(self, rule_matcher[1], node):
@@ -416,7 +417,8 @@ class Walker:
                 return
             if self.index.define:
                 for rule_matcher in self.index.define.lookup(node.name.value):
-                    self.hit(rule_matcher, node.name, detail=node.name.value)
+                    if not any(fnmatchcase(node.name.value, p) for p in rule_matcher[1].exclude):
+                        self.hit(rule_matcher, node.name, detail=node.name.value)
             self._walk_params(node.params)
             if node.returns is not None:
                 bindings.walk_annotation(self, node.returns)
@@ -544,7 +546,6 @@ def _claimed(matcher: Matcher, names: list[str], fulls: tuple[str, ...], called:
     """Whether another rule's pattern (a residual matcher's `claims`) judges this name: a
     reference on it or on a shorter name, an exact reference on it, or a call or
     decorator rule where it is called."""
-    from fnmatch import fnmatchcase
 
     for kind, pattern in matcher.claims:
         if kind == "reference":
