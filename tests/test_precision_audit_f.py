@@ -433,3 +433,32 @@ def test_verbs_are_apis_not_reference_paths(tmp_path: Path) -> None:
             return x
         """
     assert found(tmp_path, {"pkg/ops.py": code}, ("CK015",), target="torchtpu") == [("CK015", 14, 5, "info", False)]
+
+
+def test_demos_are_examples_by_name() -> None:
+    demos = ("gradio_demo/app.py", "online_demo.py", "apps/dc_ae/demo_diffusion.py", "web-demos/x.py", "demo.py")
+    assert [role_of(p) for p in demos] == ["example"] * 5
+    assert [role_of(p) for p in ("pkg/demography.py", "pkg/demonstrate.py", "democracy/vote.py")] == ["library"] * 3
+
+
+def test_a_test_step_method_of_a_model_is_product_code(tmp_path: Path) -> None:
+    code = """\
+        import torch
+        import unittest
+
+        class Gui:
+            def test_step(self):
+                torch.cuda.synchronize()
+
+        class TestGui(unittest.TestCase):
+            def test_render(self):
+                torch.cuda.synchronize()
+
+        def test_module_level():
+            torch.cuda.synchronize()
+        """
+    assert found(tmp_path, {"pkg/gui.py": code}, ("CA001",), target="torchtpu") == [
+        ("CA001", 6, 9, "major", False),
+        ("CA001", 10, 9, "minor", False),
+        ("CA001", 13, 5, "minor", False),
+    ]

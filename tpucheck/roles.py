@@ -13,7 +13,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("benchmark", re.compile(r"(^|/)(benchmarks?|benchmarking|bench|perf)/|(^|/)(bench|benchmarks?)(_[^/]*|\.py)$|_bench(mark)?s?\.py$")),
     # A notebook is a demo or an exploration wherever it sits (`run_demo.ipynb` at the
     # root is a Colab walkthrough); the product it shows lives in the package.
-    ("example", re.compile(r"(^|/)(examples?|samples?|demos?|tutorials?|notebooks?|recipes)/|\.ipynb$")),
+    # `gradio_demo/app.py`, `online_demo.py`, `demo_dc_ae.py`: a demo is a demo by its name too.
+    ("example", re.compile(r"(^|/)([^/]*[_-])?(examples?|samples?|demos?|tutorials?|notebooks?|recipes)/|\.ipynb$|(^|/)demos?(_[^/]*)?\.py$|_demo\.py$")),
     ("docs", re.compile(r"(^|/)(docs?|documentation)/")),
     ("script", re.compile(r"(^|/)(scripts?|tools)/")),
 )

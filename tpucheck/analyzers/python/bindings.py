@@ -371,15 +371,22 @@ def walk_class(walker: Walker, node: cst.ClassDef) -> None:
     and whether it is a Dataset."""
     walker.walk_all(node.bases)
     walker.walk_all(node.keywords)
-    outer = (walker.host_attributes, walker.data_class)
+    outer = (walker.host_attributes, walker.data_class, walker.class_kind)
     walker.host_attributes = class_host_attributes(walker, node)
     walker.data_class = walker.data_class or dataset_class(walker, node)
-    walker.class_depth += 1
+    walker.class_kind = "test" if _test_class(node) else "plain"
     try:
         walker.walk(node.body)
     finally:
-        walker.host_attributes, walker.data_class = outer
-        walker.class_depth -= 1
+        walker.host_attributes, walker.data_class, walker.class_kind = outer
+
+
+def _test_class(node: cst.ClassDef) -> bool:
+    """`class TestCameras(unittest.TestCase)`, `class TestModel:` (pytest): its `test_*`
+    methods are tests; a model's or trainer's `test_step` is its evaluation loop."""
+    name = node.name.value
+    bases = {parts[-1] for parts in (dotted(base.value) for base in node.bases) if parts}
+    return name.startswith("Test") or name.endswith(("Test", "Tests")) or any(b.endswith("TestCase") for b in bases)
 
 def class_host_attributes(walker: Walker, node: cst.ClassDef) -> frozenset[str]:
     """The `self.<name>` fields a class only ever sets to host data (`self._counts =

@@ -347,12 +347,14 @@ def module_skip_mark(walker: Walker, statement: cst.CSTNode) -> bool:
     return False
 
 
-def role_of_function(name: str, decorators: tuple[str, ...]) -> str | None:
+def role_of_function(name: str, decorators: tuple[str, ...], class_kind: str | None = None) -> str | None:
+    """A benchmark or a test function inside a product file. A `test_*` method of a class
+    that is not a test class (`Trainer.test_step`, a GUI's `test_step`) is product code."""
     from fnmatch import fnmatchcase
 
     if any(fnmatchcase(name, p) for p in _BENCHMARK_FUNCTIONS) or any("benchmark" in d for d in decorators):
         return "benchmark"
-    if name.startswith("test_"):
+    if name.startswith("test_") and class_kind != "plain":
         return "test"
     return None
 

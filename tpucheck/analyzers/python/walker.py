@@ -126,7 +126,7 @@ class Walker:
         self.host_attributes: frozenset[str] = frozenset()
         self.host_functions: set[str] = set()  # module-level functions that only return host data
         self.returns: list[bool] | None = None  # per `return` of the module-level function walked: host data?
-        self.class_depth = 0
+        self.class_kind: str | None = None  # inside a class: "test" (a test class) or "plain"
         self.data_class = False  # in a Dataset's methods: host data all through (dataset_class)
         self.receiver_on_host = False
         self.annotation_depth = 0  # inside a type annotation: only calls are uses there
@@ -409,7 +409,7 @@ class Walker:
             self.decorated, self.decorators = None, outer_decorators
         outer_role = self.role
         if outer_role is None:
-            self.role = role_of_function(node.name.value, resolved)
+            self.role = role_of_function(node.name.value, resolved, self.class_kind)
         self.guard_depth += skipped
         try:
             if isinstance(node, cst.ClassDef):
@@ -427,7 +427,7 @@ class Walker:
             self.host_names = {p.name.value for p in node.params.params if p.annotation is not None and host_annotation(self, p.annotation.annotation)}
             self.functions, self.decorators = (*outer_functions, node.name.value), (*outer_decorators, *resolved)
             try:
-                bindings.walk_function_body(self, node, module_level=not outer_functions and not self.class_depth)
+                bindings.walk_function_body(self, node, module_level=not outer_functions and self.class_kind is None)
             finally:
                 self.scope, self.loop_depth, self.host_names = outer, outer_loops, outer_host
                 self.functions, self.decorators = outer_functions, outer_decorators
