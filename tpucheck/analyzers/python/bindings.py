@@ -198,58 +198,70 @@ def walk_target(walker: Walker, target: cst.BaseExpression) -> None:
         walker.storing = False
 
 
+_HOST_LITERALS = frozenset({cst.Integer, cst.Float, cst.Dict, cst.ListComp, cst.DictComp, cst.SimpleString})
+_SEQUENCES = frozenset({cst.List, cst.Tuple, cst.Set})
+
+
 def on_host(walker: Walker, node: cst.BaseExpression) -> bool:
     """Whether a value certainly lives on the host: a Python literal, a NumPy call,
     a `.cpu()`/`.numpy()`/`.tolist()`/`.item()` result, a tensor made without a device,
     a processor's `return_tensors=` output, what arithmetic or a place-keeping call
-    (`x.clone()`, `torch.sigmoid(x)`) makes of host data only, or a name last bound to one."""
-    if isinstance(node, (cst.Integer, cst.Float, cst.Dict, cst.ListComp, cst.DictComp, cst.SimpleString)):
+    (`x.clone()`, `torch.sigmoid(x)`) makes of host data only, or a name last bound to one.
+    (Dispatched on the exact node type: `isinstance` on libcst's ABCs is the walk's cost.)"""
+    kind = type(node)
+    if kind is cst.Name:
+        return node.value in walker.host_names or node.value in ("None", "True", "False")  # type: ignore[attr-defined]
+    if kind is cst.Call:
+        return _call_on_host(walker, node)  # type: ignore[arg-type]
+    if kind is cst.Attribute:
+        base = node.value  # type: ignore[attr-defined]
+        base_kind = type(base)
+        if base_kind is cst.Name and base.value == "self":
+            field = node.attr.value  # type: ignore[attr-defined]  # a field its class only sets to host data, or just set to some
+            if field in walker.host_attributes or f"self.{field}" in walker.host_names:
+                return True
+        return base_kind in (cst.Name, cst.Attribute, cst.Subscript) and on_host(walker, base)  # a field of host data
+    if kind is cst.Subscript:
+        return on_host(walker, node.value)  # type: ignore[attr-defined]  # an item of host data (`state["step"]`)
+    if kind in _HOST_LITERALS:
         return True
-    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):  # `(ref.squeeze(), tt)` holds what its items hold
-        return all(isinstance(e, cst.Element) and on_host(walker, e.value) for e in node.elements)
-    if isinstance(node, cst.Name):
-        return node.value in walker.host_names or node.value in ("None", "True", "False")
-    if isinstance(node, cst.IfExp):  # `v.cpu().numpy() if v.ndim else None`
-        return on_host(walker, node.body) and on_host(walker, node.orelse)
-    if isinstance(node, cst.Subscript):
-        return on_host(walker, node.value)  # an item of host data (`state["step"]`)
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-        field = node.attr.value  # a field its class only sets to host data, or just set to some
-        if field in walker.host_attributes or f"self.{field}" in walker.host_names:
-            return True
-    if isinstance(node, cst.Attribute) and isinstance(node.value, (cst.Name, cst.Attribute, cst.Subscript)):
-        return on_host(walker, node.value)  # a field of host data (`instances.scores`)
-    if isinstance(node, cst.BinaryOperation):
-        return on_host(walker, node.left) and on_host(walker, node.right)  # `1 - sigmas`
-    if isinstance(node, cst.Comparison):
+    if kind in _SEQUENCES:  # `(ref.squeeze(), tt)` holds what its items hold
+        return all(type(e) is cst.Element and on_host(walker, e.value) for e in node.elements)  # type: ignore[attr-defined]
+    if kind is cst.IfExp:  # `v.cpu().numpy() if v.ndim else None`
+        return on_host(walker, node.body) and on_host(walker, node.orelse)  # type: ignore[attr-defined]
+    if kind is cst.BinaryOperation:
+        return on_host(walker, node.left) and on_host(walker, node.right)  # type: ignore[attr-defined]  # `1 - sigmas`
+    if kind is cst.Comparison:
         # `(betas > 0)`, `(counts == self.limit)`: NumPy's comparison gives NumPy (it
         # cannot compare with a device tensor at all); a literal on the left decides nothing.
-        if _literal(node.left):
-            return all(on_host(walker, c.comparator) for c in node.comparisons)
-        return on_host(walker, node.left)
-    if isinstance(node, cst.UnaryOperation):
-        return on_host(walker, node.expression)
-    if isinstance(node, cst.Call):
-        if any(arg.keyword is not None and arg.keyword.value == "return_tensors" for arg in node.args):
-            return True  # a tokenizer's or processor's tensors are made on the CPU
-        func = node.func
-        if isinstance(func, cst.Attribute):
-            parts = dotted(func)
-            if parts is None or not walker.scope.is_module(parts[0]):
-                method = func.attr.value
-                if method in walker.index.host_keeps or (method.endswith("_") and not method.startswith("_")):
-                    return on_host(walker, func.value)  # in place (`x.clamp_()`) returns x itself
-                return method in walker.index.host_results or (method == "to" and _to_cpu(node))
-        qualified = walker.qualified(func)
-        if qualified is None:
-            # `_stats_array(stats)`, a helper above that only returns NumPy data
-            return isinstance(func, cst.Name) and func.value in walker.host_functions
-        if qualified in walker.index.host_constructors:
-            return _made_on_host(qualified, node)
-        if qualified in walker.index.host_keeps:
-            return inputs_on_host(walker, node)
-        return qualified.split(".", 1)[0] in walker.index.host_modules
+        if _literal(node.left):  # type: ignore[attr-defined]
+            return all(on_host(walker, c.comparator) for c in node.comparisons)  # type: ignore[attr-defined]
+        return on_host(walker, node.left)  # type: ignore[attr-defined]
+    if kind is cst.UnaryOperation:
+        return on_host(walker, node.expression)  # type: ignore[attr-defined]
     return False
+
+
+def _call_on_host(walker: Walker, node: cst.Call) -> bool:
+    if any(arg.keyword is not None and arg.keyword.value == "return_tensors" for arg in node.args):
+        return True  # a tokenizer's or processor's tensors are made on the CPU
+    func = node.func
+    if type(func) is cst.Attribute:
+        parts = dotted(func)
+        if parts is None or not walker.scope.is_module(parts[0]):
+            method = func.attr.value
+            if method in walker.index.host_keeps or (method.endswith("_") and not method.startswith("_")):
+                return on_host(walker, func.value)  # in place (`x.clamp_()`) returns x itself
+            return method in walker.index.host_results or (method == "to" and _to_cpu(node))
+    qualified = walker.qualified(func)
+    if qualified is None:
+        # `_stats_array(stats)`, a helper above that only returns NumPy data
+        return type(func) is cst.Name and func.value in walker.host_functions
+    if qualified in walker.index.host_constructors:
+        return _made_on_host(qualified, node)
+    if qualified in walker.index.host_keeps:
+        return inputs_on_host(walker, node)
+    return qualified.split(".", 1)[0] in walker.index.host_modules
 
 
 def inputs_on_host(walker: Walker, call: cst.Call) -> bool:
@@ -406,8 +418,12 @@ def class_host_attributes(walker: Walker, node: cst.ClassDef) -> frozenset[str]:
                 continue
             if not isinstance(method, cst.FunctionDef):
                 continue
+            statements = _top_statements(method.body)
+            if not any(isinstance(small, (cst.Assign, cst.AnnAssign)) and _sets_field(small) for small in statements):
+                deeper.extend(small for small in statements if isinstance(small, cst.BaseCompoundStatement))
+                continue  # most methods set no field at their top: no flow to follow
             walker.host_names = set()
-            for small in _top_statements(method.body):
+            for small in statements:
                 if isinstance(small, cst.Assign):
                     targets, value = [t.target for t in small.targets], small.value
                 elif isinstance(small, cst.AnnAssign) and small.value is not None:
@@ -416,6 +432,8 @@ def class_host_attributes(walker: Walker, node: cst.ClassDef) -> frozenset[str]:
                     if isinstance(small, cst.BaseCompoundStatement):
                         deeper.append(small)
                     continue  # `self.count += 1` keeps the field where it is
+                if _literal(value):
+                    continue  # `self.cache = None`, `self.count = 0`: no data yet, either way
                 is_host = on_host(walker, value)
                 for target in targets:
                     field = _self_field(target)
@@ -452,23 +470,32 @@ def _top_statements(suite: cst.CSTNode) -> list[cst.CSTNode]:
 
 
 def _self_field(target: cst.BaseExpression) -> str | None:
-    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+    if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self":
         return target.attr.value
     return None
 
 
 def _fields_set(blocks: list[cst.CSTNode]) -> set[str]:
+    """The `self.<name>` fields assigned anywhere in these statements, read statement by
+    statement (an assignment is a statement: no expression needs walking)."""
     fields: set[str] = set()
     stack = list(blocks)
     while stack:
         item = stack.pop()
-        if isinstance(item, cst.Assign):
+        if isinstance(item, (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.IndentedBlock, cst.Else, cst.Finally, cst.ExceptHandler)):
+            stack.extend(item.body.body if isinstance(item, (cst.Else, cst.Finally, cst.ExceptHandler)) else item.body)
+        elif isinstance(item, cst.Assign):
             fields.update(f for f in (_self_field(t.target) for t in item.targets) if f)
-        elif isinstance(item, (cst.AnnAssign, cst.AugAssign)):
+        elif isinstance(item, cst.AnnAssign):
             field = _self_field(item.target)
-            if field and isinstance(item, cst.AnnAssign):
+            if field:
                 fields.add(field)
-        stack.extend(item.children)
+        elif isinstance(item, cst.BaseCompoundStatement):
+            for part in ("body", "orelse", "finalbody"):
+                sub = getattr(item, part, None)
+                if sub is not None:
+                    stack.append(sub)
+            stack.extend(getattr(item, "handlers", ()))
     return fields
 
 
@@ -487,13 +514,14 @@ def dataset_class(walker: Walker, node: cst.ClassDef) -> bool:
 
 def walk_function_body(walker: Walker, node: cst.FunctionDef, *, module_level: bool) -> None:
     """A function's body; a module-level function whose every `return` gives host data
-    (`return np.asarray(v)`, `return t.cpu().numpy()`) makes its calls further down the
-    module host data too. A generator's returns are not its callers' values."""
+    (`return np.asarray(v)`, `return t.cpu().numpy()`), one of them a value, makes its calls
+    further down the module host data too (a generator returns nothing of its own)."""
     outer = walker.returns
     walker.returns = [] if module_level else None
     try:
         walker.walk(node.body)
-        if walker.returns and all(walker.returns) and not _yields(node.body):
+        returns = walker.returns or []  # per `return`: host data (True), other data (False), nothing (None)
+        if any(r is not None for r in returns) and all(r is not False for r in returns):
             walker.host_functions.add(node.name.value)
         else:
             walker.host_functions.discard(node.name.value)  # a redefinition replaces it
@@ -502,22 +530,13 @@ def walk_function_body(walker: Walker, node: cst.FunctionDef, *, module_level: b
 
 
 def on_return(walker: Walker, node: cst.Return, ctx: str | None) -> None:
-    if node.value is not None:
-        walker.walk(node.value)
+    value = node.value
+    if value is not None:
+        walker.walk(value)
     if walker.returns is not None:
-        value = node.value
-        walker.returns.append(value is None or (isinstance(value, cst.Name) and value.value == "None") or on_host(walker, value))
+        nothing = value is None or (type(value) is cst.Name and value.value == "None")
+        walker.returns.append(None if nothing else on_host(walker, value))  # type: ignore[arg-type]
 
-
-def _yields(body: cst.CSTNode) -> bool:
-    stack = [body]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, (cst.Yield, cst.Await)):
-            return True
-        if not isinstance(item, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or item is body:
-            stack.extend(item.children)
-    return False
 
 
 def _host_type(walker: Walker, annotation: cst.BaseExpression) -> bool:
@@ -540,3 +559,9 @@ def receiver_on_host(walker: Walker, method: str, rule_matchers: Any, receiver: 
     index = walker.index
     asks = method in index.host_methods or any(matcher[0].category in index.host_categories for matcher in rule_matchers)
     return asks and on_host(walker, receiver)
+
+
+def _sets_field(statement: cst.Assign | cst.AnnAssign) -> bool:
+    if isinstance(statement, cst.AnnAssign):
+        return _self_field(statement.target) is not None
+    return any(_self_field(target.target) is not None for target in statement.targets)

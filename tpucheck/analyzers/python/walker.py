@@ -125,7 +125,7 @@ class Walker:
         """Simple names of the current function known to hold host data (last assignment wins)."""
         self.host_attributes: frozenset[str] = frozenset()
         self.host_functions: set[str] = set()  # module-level functions that only return host data
-        self.returns: list[bool] | None = None  # per `return` of the module-level function walked: host data?
+        self.returns: list[bool | None] | None = None  # per `return` of the module-level function walked: host data?
         self.class_kind: str | None = None  # inside a class: "test" (a test class) or "plain"
         self.data_class = False  # in a Dataset's methods: host data all through (dataset_class)
         self.receiver_on_host = False
