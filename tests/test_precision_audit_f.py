@@ -462,3 +462,19 @@ def test_a_test_step_method_of_a_model_is_product_code(tmp_path: Path) -> None:
         ("CA001", 10, 9, "minor", False),
         ("CA001", 13, 5, "minor", False),
     ]
+
+
+def test_a_quantization_bits_option_is_an_optional_path(tmp_path: Path) -> None:
+    code = """\
+        from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+        def load(name, training_args):
+            kwargs = {}
+            if training_args.bits in [4, 8]:
+                kwargs["quantization_config"] = BitsAndBytesConfig(load_in_4bit=training_args.bits == 4)
+            return AutoModelForCausalLM.from_pretrained(name, quantization_config=BitsAndBytesConfig(load_in_8bit=True))
+        """
+    assert found(tmp_path, {"pkg/load.py": code}, ("HF002",), target="torchtpu") == [
+        ("HF002", 6, 41, "major", True),
+        ("HF002", 7, 75, "blocker", False),
+    ]
