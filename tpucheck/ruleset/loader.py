@@ -193,7 +193,10 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
     optional = None
     if "optional" in contexts:
         tests = Problems(doc, display)
-        optional = OptionalPaths(frozenset(contexts["optional"]["exceptions"]), tests.regex(contexts["optional"]["tests"], ("contexts", "optional", "tests")))
+        raw_optional = contexts["optional"]
+        optional = OptionalPaths(
+            frozenset(raw_optional["exceptions"]), tests.regex(raw_optional["tests"], ("contexts", "optional", "tests")), tuple(raw_optional.get("knobs", ()))
+        )
         problems.extend(tests.items)
     targets = {
         (target, category): _target_override(raw)
@@ -203,7 +206,7 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
     host = None
     if "host" in contexts:
         raw_host = contexts["host"]
-        host = HostData(*(frozenset(raw_host.get(key, ())) for key in ("methods", "results", "modules", "annotations", "calls", "constructors", "keeps", "categories")))
+        host = HostData(*(frozenset(raw_host.get(key, ())) for key in ("results", "modules", "annotations", "calls", "constructors", "keeps", "categories")))
     return rules, FileContexts(device, places or None, optional, targets or None, host), problems
 
 

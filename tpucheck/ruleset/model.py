@@ -221,6 +221,9 @@ class OptionalPaths:
 
     exceptions: frozenset[str] = frozenset()
     tests: re.Pattern[str] | None = None
+    knobs: tuple[str, ...] = ()
+    """Globs of CUDA's own settings and calls (`torch.backends.cudnn.*`): a branch that
+    only touches these carries nothing over to a TPU."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,8 +231,6 @@ class HostData:
     """Values known to live on the host, so that method-name rules (`.item()`, `.all()`)
     on them are no device syncs: a light flow within one function."""
 
-    methods: frozenset[str] = frozenset()
-    """Method-name matchers that are dropped when their receiver is host data."""
     results: frozenset[str] = frozenset()
     """Methods whose result is host data (`.cpu()`, `.numpy()`, `.tolist()`, `.item()`)."""
     modules: frozenset[str] = frozenset()

@@ -23,7 +23,6 @@ OTHER_DEVICE_MODULES = ("torch.npu.", "torch.xpu.", "torch.mps.", "torch.tpu.", 
 """Modules of accelerators other than CUDA: what their objects do is not a CUDA-ism."""
 
 
-
 def bind_module_imports(walker: Walker, statements: object) -> None:
     """Module-level imports, and aliases assigned from them (`sync =
     torch.cuda.synchronize`), apply to function bodies written above them."""
@@ -376,8 +375,6 @@ def _names_in(node: cst.CSTNode) -> set[str]:
     return names
 
 
-
-
 def walk_class(walker: Walker, node: cst.ClassDef) -> None:
     """A class body, with what its methods share: the fields it only sets to host data,
     and whether it is a Dataset."""
@@ -399,6 +396,7 @@ def _test_class(node: cst.ClassDef) -> bool:
     name = node.name.value
     bases = {parts[-1] for parts in (dotted(base.value) for base in node.bases) if parts}
     return name.startswith("Test") or name.endswith(("Test", "Tests")) or any(b.endswith("TestCase") for b in bases)
+
 
 def class_host_attributes(walker: Walker, node: cst.ClassDef) -> frozenset[str]:
     """The `self.<name>` fields a class only ever sets to host data (`self._counts =
@@ -538,7 +536,6 @@ def on_return(walker: Walker, node: cst.Return, ctx: str | None) -> None:
         walker.returns.append(None if nothing else on_host(walker, value))  # type: ignore[arg-type]
 
 
-
 def _host_type(walker: Walker, annotation: cst.BaseExpression) -> bool:
     """`np.ndarray`, `NDArray[np.float32]`, `Optional[np.ndarray]`, `np.ndarray | None`."""
     if isinstance(annotation, cst.BinaryOperation):  # `np.ndarray | None`
@@ -552,13 +549,12 @@ def _host_type(walker: Walker, annotation: cst.BaseExpression) -> bool:
     return host_annotation(walker, annotation)
 
 
-def receiver_on_host(walker: Walker, method: str, rule_matchers: Any, receiver: cst.BaseExpression) -> bool:
+def receiver_on_host(walker: Walker, rule_matchers: Any, receiver: cst.BaseExpression) -> bool:
     """Whether a method rule about syncs, shapes or op lowering meets host data (asked only
     when one of the method's rules is of such a category: `.random_(generator=g)` of a CPU
     scalar runs on the CPU)."""
-    index = walker.index
-    asks = method in index.host_methods or any(matcher[0].category in index.host_categories for matcher in rule_matchers)
-    return asks and on_host(walker, receiver)
+    categories = walker.index.host_categories
+    return any(matcher[0].category in categories for matcher in rule_matchers) and on_host(walker, receiver)
 
 
 def _sets_field(statement: cst.Assign | cst.AnnAssign) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -250,12 +251,6 @@ def is_exit(body: cst.BaseSuite) -> bool:
     return False
 
 
-_CUDA_KNOBS = ("torch.backends.cuda.", "torch.backends.cudnn.")
-_CUDA_KNOB_CALLS = frozenset(
-    {"torch.cuda.set_sync_debug_mode", "torch.cuda.empty_cache", "torch.cuda.reset_peak_memory_stats", "torch.cuda.set_per_process_memory_fraction"}
-)
-
-
 def cuda_settings_only(walker: Walker, suite: cst.BaseSuite) -> bool:
     """A branch that only sets or calls CUDA's own knobs (`torch.backends.cuda.matmul.
     allow_tf32 = True`, `torch.cuda.set_sync_debug_mode("warn")`, under `if
@@ -273,12 +268,12 @@ def cuda_settings_only(walker: Walker, suite: cst.BaseSuite) -> bool:
             return False
         for small in statement.body:
             if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-                knob = walker.qualified(small.value.func) in _CUDA_KNOB_CALLS
+                named = walker.qualified(small.value.func)
             elif isinstance(small, cst.Assign) and len(small.targets) == 1:
-                knob = (walker.qualified(small.targets[0].target) or "").startswith(_CUDA_KNOBS)
+                named = walker.qualified(small.targets[0].target)
             else:
                 return False
-            if not knob:
+            if named is None or not any(fnmatchcase(named, pattern) for pattern in walker.index.cuda_knobs):
                 return False
     return True
 
@@ -350,8 +345,6 @@ def module_skip_mark(walker: Walker, statement: cst.CSTNode) -> bool:
 def role_of_function(name: str, decorators: tuple[str, ...], class_kind: str | None = None) -> str | None:
     """A benchmark or a test function inside a product file. A `test_*` method of a class
     that is not a test class (`Trainer.test_step`, a GUI's `test_step`) is product code."""
-    from fnmatch import fnmatchcase
-
     if any(fnmatchcase(name, p) for p in _BENCHMARK_FUNCTIONS) or any("benchmark" in d for d in decorators):
         return "benchmark"
     if name.startswith("test_") and class_kind != "plain":

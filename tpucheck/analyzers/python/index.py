@@ -35,7 +35,7 @@ class PythonIndex:
     (DeepSpeed importing `deepspeed` is not a DeepSpeed dependency)."""
     guard_exceptions: frozenset[str] = frozenset()
     guard_tests: re.Pattern[str] | None = None
-    host_methods: frozenset[str] = frozenset()
+    cuda_knobs: tuple[str, ...] = ()
     host_results: frozenset[str] = frozenset()
     host_modules: frozenset[str] = frozenset()
     host_annotations: frozenset[str] = frozenset()
@@ -65,7 +65,7 @@ class PythonIndex:
 
 def build_python_index(ruleset: Ruleset) -> PythonIndex:
     index = PythonIndex(device=ruleset.device, guard_exceptions=ruleset.optional.exceptions, guard_tests=ruleset.optional.tests,
-        host_methods=ruleset.host.methods,
+        cuda_knobs=ruleset.optional.knobs,
         host_results=ruleset.host.results,
         host_modules=ruleset.host.modules,
         host_annotations=ruleset.host.annotations,

@@ -336,7 +336,7 @@ class Walker:
                 if rule_matchers and bindings.other_device_receiver(self, func.value):
                     rule_matchers = ()  # `torch.npu.current_stream().wait_stream(s)`: not CUDA's
                 if rule_matchers:
-                    self.receiver_on_host = bindings.receiver_on_host(self, method, rule_matchers, func.value)
+                    self.receiver_on_host = bindings.receiver_on_host(self, rule_matchers, func.value)
                     try:
                         for rule_matcher in rule_matchers:
                             if args_hold(self, rule_matcher[1], node):
