@@ -75,12 +75,12 @@ if str(REPO_ROOT) not in sys.path:
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
 
-from tpucheck.analyzers import build_context
-from tpucheck.analyzers.python.nesting import refusal
-from tpucheck.discovery import SourceFile, discover
+from tpucheck.analyze import build_context
+from tpucheck.analyze.python.nesting import refusal
+from tpucheck.discover.sourcetext import SourceTextError, decode
+from tpucheck.discover.walk import SourceFile, discover
 from tpucheck.ruleset import RuleFileError, load_ruleset
 from tpucheck.ruleset.loader import builtin_rules_dir
-from tpucheck.sourcetext import SourceTextError, decode
 
 
 @dataclass(slots=True)

@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # pack_common, also wh
 from pack_common import Flow, FlowMap, Folded, Literal, dump, number, sha256, shown_path
 from pack_common import diff_summary as _diff_summary
 
-from tpucheck.analyzers import analyze_text, build_context
+from tpucheck.analyze import analyze_text, build_context
 from tpucheck.ruleset.loader import RuleFileError, load_ruleset, parse_rule_file, resolve_places
 from tpucheck.ruleset.model import DeviceContext, Rule, Ruleset, Where
 

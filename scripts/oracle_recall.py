@@ -27,8 +27,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 
-from tpucheck.analyzers import analyze_text, build_context
-from tpucheck.analyzers.python import build_python_index
+from tpucheck.analyze import analyze_text, build_context
+from tpucheck.analyze.python import build_python_index
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import load_ruleset

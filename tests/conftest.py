@@ -6,7 +6,7 @@ from textwrap import dedent
 
 import pytest
 
-from tpucheck.analyzers import AnalysisContext, analyze_text, build_context
+from tpucheck.analyze import AnalysisContext, analyze_text, build_context
 from tpucheck.ruleset import load_ruleset
 from tpucheck.ruleset.loader import builtin_rules_dir
 from tpucheck.ruleset.model import Ruleset

@@ -6,8 +6,8 @@ from pathlib import Path
 from textwrap import dedent
 
 import tpucheck
+from tpucheck.config.settings import Flags
 from tpucheck.fix.runner import FixReport, run_fix
-from tpucheck.settings import Flags
 
 
 def fix_project(root: Path, files: dict[str, str], *, unsafe: bool = False, write: bool = False, flags: Flags | None = None) -> FixReport:

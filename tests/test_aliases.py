@@ -14,7 +14,7 @@ from textwrap import dedent
 
 from conftest import findings_of
 
-from tpucheck.analyzers import build_context
+from tpucheck.analyze import build_context
 from tpucheck.ruleset import load_ruleset
 
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 import tpucheck
-from tpucheck.config import load_config
-from tpucheck.reports import json_report
+from tpucheck.config.file import load_config
+from tpucheck.config.settings import Flags, SettingsError, resolve_settings
+from tpucheck.report import json_report
 from tpucheck.result import ScanResult
-from tpucheck.settings import Flags, SettingsError, resolve_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -14,19 +14,19 @@ import pytest
 from conftest import fixture_ruleset, write_tree
 
 import tpucheck
-import tpucheck.cache as cache_module
+import tpucheck.analyze.cache as cache_module
 from tpucheck import engine
-from tpucheck.analyzers import build_context
-from tpucheck.cache import (
+from tpucheck.analyze import build_context
+from tpucheck.analyze.cache import (
     CACHE_DIRNAME,
     LAYOUT,
     CacheStats,
     ResultCache,
     ruleset_digest,
 )
-from tpucheck.discovery import SourceFile
+from tpucheck.discover.walk import SourceFile
 from tpucheck.engine import ScanOptions, analyze_file, scan
-from tpucheck.reports.json_report import render
+from tpucheck.report.json_report import render
 from tpucheck.ruleset.select import select_rules
 
 SOURCE_ROOT = str(Path(__file__).resolve().parent.parent)
@@ -154,7 +154,7 @@ def test_ruleset_digest_is_stable_across_hash_seeds() -> None:
     """repr() of frozensets changes with PYTHONHASHSEED; the digest must not."""
     code = (
         "from tests.conftest import fixture_ruleset; from tpucheck.ruleset import load_ruleset; "
-        "from tpucheck.cache import ruleset_digest; print(ruleset_digest(load_ruleset()), ruleset_digest(fixture_ruleset()))"
+        "from tpucheck.analyze.cache import ruleset_digest; print(ruleset_digest(load_ruleset()), ruleset_digest(fixture_ruleset()))"
     )
     runs = [
         subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=SOURCE_ROOT, env={**os.environ, "PYTHONPATH": SOURCE_ROOT, "PYTHONHASHSEED": seed})
@@ -339,9 +339,9 @@ CONCURRENT = """
 import sys
 from tests.conftest import fixture_ruleset
 from tpucheck import engine
-from tpucheck.cache import CacheStats
+from tpucheck.analyze.cache import CacheStats
 from tpucheck.engine import ScanOptions, scan
-from tpucheck.reports.json_report import render
+from tpucheck.report.json_report import render
 engine.INLINE_BELOW = 0
 stats = CacheStats()
 sys.stdout.write(render(scan(sys.argv[1], fixture_ruleset(), ScanOptions(jobs=2, use_cache=True, cache_dir=sys.argv[2], cache_stats=stats))))

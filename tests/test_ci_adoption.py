@@ -14,8 +14,8 @@ import pytest
 from conftest import write_tree
 
 from tpucheck.engine import ScanOptions, scan
-from tpucheck.merge import MergeError, merge_reports
-from tpucheck.reports.json_report import render
+from tpucheck.gates.merge import MergeError, merge_reports
+from tpucheck.report.json_report import render
 from tpucheck.ruleset import load_ruleset
 
 SOURCE_ROOT = str(Path(__file__).resolve().parent.parent)
@@ -146,7 +146,7 @@ def test_diff_base_errors_are_usage_errors(project: Path, tmp_path: Path) -> Non
 
 
 def test_unified_diff_parsing() -> None:
-    from tpucheck.gitdiff import parse_unified_diff
+    from tpucheck.gates.diff import parse_unified_diff
 
     text = "\n".join(
         [

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from tpucheck.config import (
+from tpucheck.config.file import (
     KNOWN_KEYS,
     Config,
     ConfigProblem,
     find_config,
     load_config,
 )
-from tpucheck.init_template import ConfigExists, InitError, init_config_text, write_init
+from tpucheck.config.init_template import ConfigExists, InitError, init_config_text, write_init
 from tpucheck.ruleset import load_ruleset, select_rules
 
 if sys.version_info >= (3, 11):
@@ -173,7 +173,7 @@ def test_every_key_parsed_from_pyproject(tmp_path: Path) -> None:
 
 
 def test_format_is_checked_against_the_report_formats_by_default(tmp_path: Path) -> None:
-    from tpucheck.reports import FORMATS as REPORT_FORMATS
+    from tpucheck.report import FORMATS as REPORT_FORMATS
 
     write(tmp_path / "tpucheck.toml", 'format = "sarif"\n')
     assert load_config(tmp_path).format == "sarif"

@@ -26,7 +26,7 @@ import pytest
 import yaml
 from conftest import findings_of
 
-from tpucheck.analyzers import build_context
+from tpucheck.analyze import build_context
 from tpucheck.ruleset import load_ruleset
 from tpucheck.ruleset.loader import parse_rule_file
 

@@ -11,7 +11,7 @@ from textwrap import dedent
 import pytest
 from conftest import findings_of
 
-from tpucheck.analyzers import build_context
+from tpucheck.analyze import build_context
 from tpucheck.ruleset import load_ruleset
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tpucheck import discovery
-from tpucheck.discovery import (
+from tpucheck.discover import walk as discovery
+from tpucheck.discover.walk import (
     DEFAULT_MAX_FILE_SIZE,
     Discovery,
     SourceFile,
@@ -576,7 +576,7 @@ def test_unreadable_directory_reported_and_walk_goes_on(tmp_path: Path, monkeypa
 
 
 def test_discovery_and_the_parsers_agree_on_manifest_names() -> None:
-    from tpucheck.analyzers.manifests import is_manifest
+    from tpucheck.analyze.manifests import is_manifest
 
     for name in ("setup.py", "Setup.py", "pyproject.toml", "Requirements.txt", "requirements/dev.in", "environment.yml", "notes.txt"):
         assert ("manifest" in classify(name)) == is_manifest(name), name

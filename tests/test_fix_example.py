@@ -9,8 +9,8 @@ from collections import Counter
 from pathlib import Path
 
 import tpucheck
+from tpucheck.config.settings import Flags
 from tpucheck.fix.runner import FixReport, run_fix
-from tpucheck.settings import Flags
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "gpu-trainer"
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tpucheck.fix.catalog import CODEMODS
 from tpucheck.fix.registry import CODEMOD_CLASSES
 from tpucheck.ruleset import RuleFileError, load_ruleset
+from tpucheck.ruleset.codemods import CODEMODS
 
 ROOT = Path(__file__).resolve().parent.parent
 

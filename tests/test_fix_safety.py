@@ -15,10 +15,10 @@ import pytest
 from fixtools import fix_project
 
 import tpucheck
-from tpucheck.baseline import write_baseline
+from tpucheck.config.settings import Flags
 from tpucheck.fix import registry, runner
 from tpucheck.fix.base import Codemod, Edit, FileFix
-from tpucheck.settings import Flags
+from tpucheck.gates.baseline import write_baseline
 
 MANY = """\
     import argparse

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tpucheck.discovery import discover
-from tpucheck.gitindex import tracked_paths
+from tpucheck.discover.gitindex import tracked_paths
+from tpucheck.discover.walk import discover
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git program to build fixtures")
 

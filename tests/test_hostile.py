@@ -24,10 +24,10 @@ from typing import Any
 import pytest
 from test_scan_cli import run_cli
 
-from tpucheck.analyzers import build_context
-from tpucheck.discovery import discover
+from tpucheck.analyze import build_context
+from tpucheck.discover.walk import discover
 from tpucheck.engine import ScanOptions, analyze_files, scan
-from tpucheck.reports import terminal
+from tpucheck.report import terminal
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import RuleFileError, load_ruleset
 from tpucheck.ruleset.model import Ruleset

@@ -1,5 +1,7 @@
-"""The pipeline's layers import downward only (issue 13 point 3): a contract read from the
-source with `ast`, so a wrong-way import fails here rather than in a review."""
+"""The package's shape is the pipeline's (issue 25): stage packages in order, imports going
+down the stages only, no import circle, no private name reached across modules, and few
+`type: ignore`s. A contract read from the source with `ast`, so a wrong-way import fails
+here rather than in a review."""
 
 from __future__ import annotations
 
@@ -10,20 +12,35 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "tpucheck"
 
-FORBIDDEN: dict[str, tuple[str, ...]] = {
-    # rules as data: model, loader, selection
-    "tpucheck.ruleset": ("tpucheck.analyzers", "tpucheck.engine", "tpucheck.reports", "tpucheck.cli", "tpucheck.api", "tpucheck.postscan"),
-    # analysis: one file at a time
-    "tpucheck.analyzers": ("tpucheck.engine", "tpucheck.reports", "tpucheck.config", "tpucheck.cli", "tpucheck.api", "tpucheck.settings", "tpucheck.postscan"),
+STAGES: tuple[tuple[str, ...], ...] = (
+    # the types that cross every boundary
+    ("tpucheck.jsontypes", "tpucheck.findings"),
+    # rules as data: model, loading, selection
+    ("tpucheck.ruleset",),
+    # stage one: which files, and their text
+    ("tpucheck.discover",),
+    # stage two: one file at a time, and the import graph of the tree
+    ("tpucheck.analyze",),
+    # configuration, resolved once
+    ("tpucheck.config",),
+    # stage three: roles, severity, reasons, score, plan, inventory; the result it builds
+    ("tpucheck.judge", "tpucheck.result"),
+    # stage four: suppressions, baselines, diffs, merged shards
+    ("tpucheck.gates",),
     # formatting only
-    "tpucheck.reports": ("tpucheck.analyzers", "tpucheck.engine", "tpucheck.cli", "tpucheck.api", "tpucheck.postscan", "tpucheck.discovery"),
-    # stage one: which files
-    "tpucheck.discovery": ("tpucheck.analyzers", "tpucheck.engine", "tpucheck.reports", "tpucheck.ruleset"),
-    # reading the file only
-    "tpucheck.config": ("tpucheck.reports", "tpucheck.engine", "tpucheck.analyzers", "tpucheck.cli", "tpucheck.api"),
-    "tpucheck.settings": ("tpucheck.reports", "tpucheck.engine", "tpucheck.analyzers", "tpucheck.cli", "tpucheck.api"),
-    "tpucheck.scoring": ("tpucheck.analyzers", "tpucheck.engine", "tpucheck.reports", "tpucheck.cli"),
-}
+    ("tpucheck.report",),
+    # orchestration: the scan, and its Python entry point
+    ("tpucheck.engine",),
+    ("tpucheck.api",),
+    # codemods: applied to a scan's findings, then a rescan
+    ("tpucheck.fix",),
+    # running user code, apart from the scan
+    ("tpucheck.trace",),
+    # the command line
+    ("tpucheck.cli", "tpucheck.__main__"),
+)
+TOP_LEVEL_LIMIT = 8
+TYPE_IGNORE_LIMIT = 10
 
 
 def module_name(path: Path) -> str:
@@ -31,39 +48,82 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _absolute(module: str, node: ast.ImportFrom, path: Path) -> str | None:
+    if node.level == 0:
+        return node.module
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for _ in range(node.level - 1):
+        package = package.rpartition(".")[0]
+    return f"{package}.{node.module}" if node.module else package
+
+
 def imports(path: Path) -> set[str]:
-    """Every module the file imports, at any depth (a lazy import inside a function counts)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    """Every tpucheck module the file imports, at any depth (a lazy import inside a
+    function counts, and so does one under `if TYPE_CHECKING:`)."""
+    name = module_name(path)
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return found
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(name, node, path)
+            if base:
+                found.add(base)
+                found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {resolve(target) for target in found if target == "tpucheck" or target.startswith("tpucheck.")}
 
 
 MODULES = sorted(PACKAGE.rglob("*.py"))
+NAMES = {module_name(p) for p in MODULES}
 
 
-def layer_of(name: str) -> str | None:
-    return next((layer for layer in FORBIDDEN if name == layer or name.startswith(layer + ".")), None)
+def resolve(target: str) -> str:
+    """The module a dotted import names: `tpucheck.findings.Finding` -> `tpucheck.findings`."""
+    while target not in NAMES and "." in target:
+        target = target.rpartition(".")[0]
+    return target
+
+
+def stage_of(name: str) -> int:
+    if name == "tpucheck":
+        return -1  # the root holds the version and imports the API lazily (test below)
+    best, depth = -1, -1
+    for number, prefixes in enumerate(STAGES):
+        for prefix in prefixes:
+            if (name == prefix or name.startswith(prefix + ".")) and prefix.count(".") > depth:
+                best, depth = number, prefix.count(".")
+    assert best >= 0, f"{name} belongs to no stage: add it to STAGES"
+    return best
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
-def test_imports_go_down(path: Path) -> None:
-    layer = layer_of(module_name(path))
-    if layer is None:
-        return
-    wrong = sorted(
-        target for target in imports(path)
-        if any(target == banned or target.startswith(banned + ".") for banned in FORBIDDEN[layer])
-    )  # fmt: skip
-    assert wrong == [], f"{module_name(path)} ({layer}) imports {wrong}"
+def test_imports_go_down_the_stages(path: Path) -> None:
+    name = module_name(path)
+    if name == "tpucheck":
+        return  # its imports are lazy: test_the_root_imports_nothing_eagerly
+    mine = stage_of(name)
+    wrong = sorted(target for target in imports(path) if stage_of(target) > mine)
+    assert wrong == [], f"{name} (stage {STAGES[mine][0]}) imports later stages: {wrong}"
 
 
-def test_the_contract_sees_every_layer() -> None:
-    names = {module_name(p) for p in MODULES}
-    for layer in FORBIDDEN:
-        assert any(n == layer or n.startswith(layer + ".") for n in names), layer
+def test_every_stage_exists() -> None:
+    for prefixes in STAGES:
+        for prefix in prefixes:
+            if prefix == "tpucheck.trace":
+                continue  # added by its own issue
+            assert any(n == prefix or n.startswith(prefix + ".") for n in NAMES), prefix
+
+
+def test_the_root_imports_nothing_eagerly() -> None:
+    """Every stage reads `tpucheck.__version__`: the root may import the API only lazily
+    (inside `__getattr__` or under TYPE_CHECKING), or importing the version would load it all."""
+    tree = _tree(PACKAGE / "__init__.py")
+    eager = [
+        node for node in tree.body
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and (getattr(node, "module", "") or "").startswith("tpucheck")
+    ]  # fmt: skip
+    assert eager == []

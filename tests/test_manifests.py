@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tpucheck.analyzers.manifests import (
+from tpucheck.analyze.manifests import (
     ManifestError,
     Requirement,
     is_manifest,

@@ -9,7 +9,7 @@ from typing import Any
 import libcst
 import pytest
 
-from tpucheck.analyzers.notebook import (
+from tpucheck.analyze.notebook import (
     Cell,
     NotebookError,
     VirtualModule,

@@ -7,7 +7,7 @@ from textwrap import dedent
 
 from conftest import findings_of
 
-from tpucheck.analyzers import analyze_text
+from tpucheck.analyze import analyze_text
 
 
 def test_native_kernels_launches_and_comments(test_context) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from textwrap import dedent
 
 from tpucheck.engine import ScanOptions, scan
-from tpucheck.roles import data_pipeline, role_of
+from tpucheck.judge.roles import data_pipeline, role_of
 from tpucheck.ruleset import load_ruleset
 
 XLA = load_ruleset().for_target("xla")

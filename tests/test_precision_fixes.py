@@ -371,7 +371,7 @@ def test_in_place_methods_expand_and_comparisons_keep_host_data_on_the_host(tmp_
 
 
 def test_ci_configuration_is_supporting_code() -> None:
-    from tpucheck.roles import role_of
+    from tpucheck.judge.roles import role_of
 
     assert [role_of(p) for p in (".circleci/config.yml", ".gitlab-ci.yml", ".github/workflows/ci.yml", "ci/build.sh")] == ["test", "test", "test", "library"]
 
@@ -401,7 +401,7 @@ def test_a_comprehension_over_host_data_binds_host_names(tmp_path: Path) -> None
 
 
 def test_a_benchmarking_folder_holds_benchmarks() -> None:
-    from tpucheck.roles import role_of
+    from tpucheck.judge.roles import role_of
 
     assert role_of("scripts/inference/benchmarking/benchmark.py") == "benchmark"
 

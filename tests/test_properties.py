@@ -35,10 +35,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tpucheck import engine
-from tpucheck.analyzers import AnalysisContext, analyze_text, build_context
+from tpucheck.analyze import AnalysisContext, analyze_text, build_context
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.findings import FileResult
-from tpucheck.reports import json_report
+from tpucheck.report import json_report
 from tpucheck.ruleset import load_ruleset
 from tpucheck.ruleset.model import Ruleset
 

@@ -6,7 +6,7 @@ from textwrap import dedent
 
 from conftest import findings_of
 
-from tpucheck.analyzers import analyze_text
+from tpucheck.analyze import analyze_text
 
 
 def check(context, code: str) -> list[tuple[str, int, int]]:
@@ -248,7 +248,7 @@ def test_reference_to_a_prefix_spans_the_whole_chain(test_context) -> None:
 def test_attribute_matcher_container_values_and_decorator_args() -> None:
     from conftest import FIXTURES  # noqa: F401 - same fixture directory
 
-    from tpucheck.analyzers import build_context
+    from tpucheck.analyze import build_context
     from tpucheck.ruleset.loader import parse_rule_file
     from tpucheck.ruleset.model import DeviceContext, Ruleset
 

@@ -9,8 +9,9 @@ from textwrap import dedent
 
 import pytest
 
+from tpucheck.analyze.reachability import Import, reachability, scan_imports
 from tpucheck.engine import ScanOptions, scan
-from tpucheck.reachability import Import, reachability, scan_imports
+from tpucheck.judge.roles import supporting_path
 from tpucheck.ruleset import load_ruleset
 
 RULESET = load_ruleset()
@@ -134,7 +135,7 @@ def test_scan_imports(code: str, expected: list[Import]) -> None:
 def test_entry_points_and_dynamic_loads_are_required() -> None:
     """A module nobody imports (a script, a plugin loaded by name) may be the main path."""
     files = {"pkg/__init__.py": "", "pkg/plugin.py": "import conv_cuda\n", "tools/run.py": "import pkg\n"}
-    reach = reachability(files, ["pkg/csrc/conv_cuda_kernel.cu"], files.get)
+    reach = reachability(files, ["pkg/csrc/conv_cuda_kernel.cu"], files.get, supporting_path)
     assert reach.optional_files == frozenset()
 
 
@@ -172,6 +173,7 @@ def test_extension_only_examples_import_is_not_required(tmp_path: Path) -> None:
     reach = reachability(
         ["pkg/__init__.py", "examples/align.py"], ["examples/csrc/align_cuda_binding_kernel.cu"],
         {"pkg/__init__.py": "", "examples/align.py": "import align_cuda_binding\n"}.get,
+        supporting_path,
     )  # fmt: skip
     assert reach.optional_extensions == frozenset({"align_cuda_binding"})
 
@@ -242,6 +244,6 @@ def test_a_cuda_kernel_beside_a_cpu_implementation_of_its_op_keeps_a_fallback(tm
 def test_benchmark_files_by_name(path: str, role: str) -> None:
     # A benchmark script beside the kernels it times imports them at the top: as an
     # entry point of the product it would make every optional kernel required.
-    from tpucheck.roles import role_of
+    from tpucheck.judge.roles import role_of
 
     assert role_of(path) == role

@@ -13,8 +13,8 @@ from conftest import SYNC_NOTEBOOK, fixture_ruleset, write_tree
 
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.findings import ScanError, Skipped
-from tpucheck.prose import first_sentence
-from tpucheck.reports import FORMATS, concise
+from tpucheck.report import FORMATS, concise
+from tpucheck.report.prose import first_sentence
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import load_ruleset
 
@@ -163,7 +163,7 @@ def test_built_in_rules(tmp_path: Path) -> None:
 def test_a_path_cannot_start_a_workflow_command(tmp_path: Path) -> None:
     """A file named like a GitHub Actions command must not become one in a CI log, which
     reads any line that starts (after spaces) with `::` as a command."""
-    from tpucheck.reports import terminal
+    from tpucheck.report import terminal
 
     root = write_tree(tmp_path / "repo", {"::error::x.py": "import torch\ntorch.cuda.synchronize()\n"})
     result = scan(str(root), load_ruleset(), ScanOptions(jobs=1))

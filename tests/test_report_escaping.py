@@ -21,7 +21,7 @@ import pytest
 
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.findings import ScanError, Skipped
-from tpucheck.reports import github, html, json_report, markdown, sarif, terminal
+from tpucheck.report import github, html, json_report, markdown, sarif, terminal
 from tpucheck.result import Inventory, KernelEntry, PackageEntry, ScanResult
 from tpucheck.ruleset import load_ruleset
 

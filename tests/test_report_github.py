@@ -7,9 +7,9 @@ import dataclasses
 import re
 
 from tpucheck.findings import Finding, ScanError, Span
-from tpucheck.reports import github
+from tpucheck.judge.score import compute_score
+from tpucheck.report import github
 from tpucheck.result import Coverage, Inventory, ScanResult
-from tpucheck.scoring import compute_score
 
 
 def finding(rule: str = "T001", severity: str = "major", path: str = "pkg/a.py", line: int = 3, message: str = "sync message",

@@ -14,8 +14,8 @@ import pytest
 from conftest import fixture_ruleset, write_tree
 
 from tpucheck.engine import ScanOptions, scan
-from tpucheck.reports import html
-from tpucheck.reports.judgement import hours
+from tpucheck.report import html
+from tpucheck.report.judgement import hours
 from tpucheck.result import ScanResult
 
 HOSTILE_PATH = 'pkg/"><img src=x onerror=alert(1)>.py'

@@ -22,8 +22,8 @@ from conftest import write_tree
 from test_report_html import _chromium
 
 from tpucheck.engine import ScanOptions, scan
-from tpucheck.reports import html
-from tpucheck.reports.judgement import percent, work_split
+from tpucheck.report import html
+from tpucheck.report.judgement import percent, work_split
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import load_ruleset
 

@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from tpucheck.reports.judgement import WorkArea, percent, phase_summary, work_area, work_sentence
-from tpucheck.scoring import Effort, PlanItem
+from tpucheck.judge.score import Effort, PlanItem
+from tpucheck.report.judgement import WorkArea, percent, phase_summary, work_area, work_sentence
 
 
 def step(phase: str, category: str, low: float = 1.0, high: float = 3.0, findings: int = 1) -> PlanItem:

@@ -10,12 +10,12 @@ import pytest
 from conftest import SYNC_NOTEBOOK, fixture_ruleset, write_tree
 
 from tpucheck.engine import ScanOptions, scan
-from tpucheck.reports import markdown
-from tpucheck.reports.judgement import hours
-from tpucheck.reports.options import STEP_SUMMARY_LIMIT, ReportOptions
+from tpucheck.judge.score import PHASE_TITLES
+from tpucheck.report import markdown
+from tpucheck.report.judgement import hours
+from tpucheck.report.options import STEP_SUMMARY_LIMIT, ReportOptions
 from tpucheck.result import Inventory, KernelEntry, PackageEntry, ScanResult
 from tpucheck.ruleset import load_ruleset
-from tpucheck.scoring import PHASE_TITLES
 
 HELP = "https://github.com/tpucheck/tpucheck/blob/main/docs/rules.md"
 

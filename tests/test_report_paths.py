@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tpucheck.reports.paths import display_prefix
+from tpucheck.report.paths import display_prefix
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import fixture_ruleset, notebook_json
 
 from tpucheck.engine import ScanOptions, scan
-from tpucheck.reports import sarif
+from tpucheck.report import sarif
 from tpucheck.result import ScanResult
 
 SCHEMA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "sarif" / "sarif-schema-2.1.0.json"

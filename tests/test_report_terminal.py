@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tpucheck.engine import ScanOptions, scan
-from tpucheck.reports import terminal
-from tpucheck.reports.options import ReportOptions, terminal_width
+from tpucheck.report import terminal
+from tpucheck.report.options import ReportOptions, terminal_width
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import load_ruleset
 

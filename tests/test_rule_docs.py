@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tpucheck import ruledocs
+from tpucheck.report import ruledocs
 from tpucheck.ruleset import load_ruleset
 from tpucheck.ruleset.loader import parse_rule_file
 from tpucheck.ruleset.model import Rule

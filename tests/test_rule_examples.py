@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from tpucheck.analyze.rule_examples import rule_examples, run_example
 from tpucheck.ruleset import load_ruleset
 from tpucheck.ruleset.model import Example, Rule
-from tpucheck.testing import rule_examples, run_example
 
 RULESET = load_ruleset()
 

@@ -13,7 +13,7 @@ from conftest import FIXTURES, fixture_ruleset, notebook_json, write_tree
 
 from tpucheck import engine
 from tpucheck.engine import ScanOptions, scan
-from tpucheck.reports.json_report import render
+from tpucheck.report.json_report import render
 
 RULES = str(FIXTURES / "test_rules.yaml")
 

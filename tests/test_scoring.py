@@ -11,14 +11,14 @@ from dataclasses import replace
 import pytest
 
 from tpucheck.findings import Finding, Span
-from tpucheck.ruleset.model import Rule
-from tpucheck.scoring import (
+from tpucheck.judge.score import (
     FALLBACK_FACTOR,
     compute_score,
     grade_of,
     placed_severity,
     score_of,
 )
+from tpucheck.ruleset.model import Rule
 
 
 def make_rule(rule_id: str, low: float, high: float, per: str = "occurrence", inventory: str | None = None) -> Rule:

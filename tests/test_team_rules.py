@@ -76,7 +76,7 @@ def test_flag_examples_may_mark_the_expected_line(tmp_path: Path) -> None:
     )
     rules, _, problems = parse_rule_file(marked, "team/acme.yaml")
     assert problems == []
-    from tpucheck.testing import rule_examples, run_example
+    from tpucheck.analyze.rule_examples import rule_examples, run_example
 
     ruleset = load_ruleset().with_rules(tuple(rules))
     outcomes = [run_example(ruleset, rules[0], example, expect, number) for expect, number, example in rule_examples(rules[0])]

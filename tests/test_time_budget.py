@@ -11,8 +11,8 @@ import pytest
 from conftest import fixture_ruleset, write_tree
 
 from tpucheck import engine
-from tpucheck.budget import BudgetExceeded, time_limit
-from tpucheck.cache import CACHE_DIRNAME, LAYOUT, CacheStats
+from tpucheck.analyze.budget import BudgetExceeded, time_limit
+from tpucheck.analyze.cache import CACHE_DIRNAME, LAYOUT, CacheStats
 from tpucheck.engine import ScanOptions, scan
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs POSIX interval timers")

@@ -17,7 +17,7 @@ __all__ = ["Flags", "Settings", "__version__", "load_settings", "scan"]
 
 if TYPE_CHECKING:
     from tpucheck.api import load_settings, scan
-    from tpucheck.settings import Flags, Settings
+    from tpucheck.config.settings import Flags, Settings
 
 
 def __getattr__(name: str) -> Any:
@@ -26,7 +26,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(api, name)
     if name in ("Settings", "Flags"):
-        from tpucheck import settings
+        from tpucheck.config import settings
 
         return getattr(settings, name)
     raise AttributeError(f"module 'tpucheck' has no attribute {name!r}")

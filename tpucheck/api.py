@@ -18,15 +18,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from tpucheck import engine
-from tpucheck.config import Config, load_config
+from tpucheck.config.file import Config, load_config
+from tpucheck.config.settings import Flags, Settings, SettingsError, resolve_settings
 from tpucheck.findings import ScanError
-from tpucheck.reports import FORMATS
+from tpucheck.report import FORMATS
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import RuleFileError, load_ruleset
 from tpucheck.ruleset.loader import load_ruleset_lenient
 from tpucheck.ruleset.model import Ruleset
 from tpucheck.ruleset.select import SelectionError, select_rules, unknown_selectors
-from tpucheck.settings import Flags, Settings, SettingsError, resolve_settings
 
 __all__ = ["load_settings", "scan", "scan_root"]
 

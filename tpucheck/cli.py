@@ -16,22 +16,22 @@ import typer
 import typer.core
 
 from tpucheck import __version__
+from tpucheck.analyze.cache import CacheStats
+from tpucheck.analyze.rule_examples import check_rule, rule_examples
 from tpucheck.api import load_settings, scan_root
 from tpucheck.api import scan as api_scan
-from tpucheck.cache import CacheStats
-from tpucheck.config import Config, load_config
+from tpucheck.config.file import Config, load_config
+from tpucheck.config.init_template import InitError, write_init
+from tpucheck.config.settings import Flags, Settings, SettingsError, resolve_settings
 from tpucheck.findings import CATEGORIES, SEVERITIES, ScanError, severity_rank
-from tpucheck.init_template import InitError, write_init
-from tpucheck.merge import MergeError, merge_reports
-from tpucheck.reports import FORMATS
-from tpucheck.reports.options import DEFAULT_MAX_FINDINGS, STEP_SUMMARY_LIMIT, ReportOptions, terminal_width
-from tpucheck.reports.paths import HERE_FORMATS, display_prefix, from_here
+from tpucheck.gates.merge import MergeError, merge_reports
+from tpucheck.report import FORMATS
+from tpucheck.report.options import DEFAULT_MAX_FINDINGS, STEP_SUMMARY_LIMIT, ReportOptions, terminal_width
+from tpucheck.report.paths import HERE_FORMATS, display_prefix, from_here
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import RuleFileError, SelectionError, load_ruleset, select_rules
 from tpucheck.ruleset.loader import load_ruleset_lenient, rule_files
 from tpucheck.ruleset.model import Rule, Ruleset
-from tpucheck.settings import Flags, Settings, SettingsError, resolve_settings
-from tpucheck.testing import check_rule, rule_examples
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_BUG = 0, 1, 2, 3
 
@@ -378,7 +378,7 @@ def rules_command(
         raise UsageProblem(f"unknown category {category!r}: choose one of {', '.join(CATEGORIES)}")
     if severity is not None and severity not in SEVERITIES:
         raise UsageProblem(f"unknown severity {severity!r}: choose one of {', '.join(SEVERITIES)}")
-    from tpucheck import ruledocs
+    from tpucheck.report import ruledocs
 
     ruleset = _load_rules(rules, None, None)
     chosen = [r for r in ruleset.rules if (category is None or r.category == category) and (severity is None or r.severity == severity)]
@@ -436,7 +436,7 @@ def explain_command(
       tpucheck explain tensor-item -f markdown
     """
     _check_format(output_format)
-    from tpucheck import ruledocs
+    from tpucheck.report import ruledocs
 
     ruleset = _load_rules(rules, None, None)
     rule = _find_rule(ruleset, rule_ref)

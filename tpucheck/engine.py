@@ -16,10 +16,13 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
-from tpucheck.analyzers import AnalysisContext, analyze_text, build_context
-from tpucheck.budget import BudgetExceeded, time_limit
-from tpucheck.cache import CacheStats, ResultCache
-from tpucheck.discovery import (
+from tpucheck.analyze import AnalysisContext, analyze_text, build_context
+from tpucheck.analyze.budget import BudgetExceeded, time_limit
+from tpucheck.analyze.cache import CacheStats, ResultCache
+from tpucheck.analyze.reachability import Reachability, other_backend, reachability
+from tpucheck.config.settings import ScanOptions, Settings, default_jobs
+from tpucheck.discover.sourcetext import SourceTextError, decode
+from tpucheck.discover.walk import (
     Discovery,
     SourceFile,
     discover_paths,
@@ -32,14 +35,11 @@ from tpucheck.findings import (
     fingerprints,
     suppression_key,
 )
-from tpucheck.postscan import Assembled, build_result, finish
-from tpucheck.reachability import Reachability, other_backend, reachability
+from tpucheck.gates.finish import Assembled, build_result, finish
+from tpucheck.judge.roles import data_pipeline, role_of, supporting_path
+from tpucheck.judge.score import placed_severity
 from tpucheck.result import Coverage, ScanResult, is_cuda_source
-from tpucheck.roles import data_pipeline, role_of
 from tpucheck.ruleset.model import Ruleset
-from tpucheck.scoring import placed_severity
-from tpucheck.settings import ScanOptions, Settings, default_jobs
-from tpucheck.sourcetext import SourceTextError, decode
 
 __all__ = ["ScanOptions", "Settings", "assemble", "build_result", "default_jobs", "scan"]
 
@@ -304,7 +304,7 @@ def _reachability(root: str, found: Discovery | None, options: Settings) -> Reac
 
     python = [f.path for f in found.files if "python" in f.kinds and f.path.endswith((".py", ".pyi"))]
     native = [f.path for f in found.files if "native" in f.kinds]
-    return reachability(python, native, read)
+    return reachability(python, native, read, supporting_path)
 
 
 def assemble(

@@ -18,8 +18,8 @@ from tpucheck.findings import (
     Skipped,
     severity_rank,
 )
+from tpucheck.judge.score import Score
 from tpucheck.ruleset.model import DEFAULT_TARGET, Rule
-from tpucheck.scoring import Score
 
 SCHEMA_VERSION = "1.2"
 """1.1 added root, gate, shard, configuration_errors and the baselined/outside_diff marks;

@@ -19,7 +19,7 @@ from typing import Any
 
 import libcst as cst
 
-from tpucheck.analyzers.notebook import Cell, build_virtual_module
+from tpucheck.analyze.notebook import Cell, build_virtual_module
 from tpucheck.fix.base import Outcome, Target, torch_binding
 
 __all__ = ["NotebookProblem", "fix_notebook"]

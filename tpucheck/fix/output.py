@@ -7,7 +7,7 @@ from collections import Counter
 from typing import TextIO
 
 from tpucheck.fix.runner import FixReport
-from tpucheck.reports.paths import display_prefix
+from tpucheck.report.paths import display_prefix
 
 __all__ = ["print_diff", "print_summary"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from tpucheck.analyzers.manifests import ManifestError, is_manifest, parse_manifest
+from tpucheck.analyze.manifests import ManifestError, is_manifest, parse_manifest
 from tpucheck.fix.versions import Version, newest_allowed
 
 __all__ = ["torch_pin"]

@@ -21,6 +21,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from tpucheck import api
+from tpucheck.config.settings import Settings
 from tpucheck.findings import Finding
 from tpucheck.fix.base import Codemod, Dispatch, FileFix, Outcome, Target, leftover
 from tpucheck.fix.imports import add_import_torch
@@ -29,7 +30,6 @@ from tpucheck.fix.pins import torch_pin
 from tpucheck.fix.registry import make_codemods
 from tpucheck.fix.versions import Version
 from tpucheck.result import ScanResult
-from tpucheck.settings import Settings
 
 __all__ = ["FileChange", "FixReport", "apply_fixes", "fix_source", "run_fix"]
 

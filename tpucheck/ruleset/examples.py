@@ -1,5 +1,5 @@
 """The file name a rule's example is analyzed as: one answer for the example runner
-(`tpucheck.testing`) and the rule docs, so that the docs show an example under the very
+(`tpucheck.analyze.rule_examples`) and the rule docs, so that the docs show an example under the very
 name it was tested as."""
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from tpucheck.ruleset.model import (
     Where,
 )
 from tpucheck.ruleset.problems import Problems, RuleProblem, schema_problems
-from tpucheck.yamlsource import LocatedYaml, YamlSourceError, load_located
+from tpucheck.ruleset.yamlsource import LocatedYaml, YamlSourceError, load_located
 
 
 class RuleFileError(Exception):
@@ -260,7 +260,7 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         problems.add((*path, "kernel_kind"), "kernel_kind is only for rules with `inventory: kernel`")
     codemod = raw.get("codemod")
     if codemod is not None:
-        from tpucheck.fix.catalog import CODEMODS
+        from tpucheck.ruleset.codemods import CODEMODS
 
         if codemod["name"] not in CODEMODS:
             problems.add((*path, "codemod", "name"), f"unknown codemod {codemod['name']!r}: choose one of {', '.join(sorted(CODEMODS))}")

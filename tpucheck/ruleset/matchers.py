@@ -49,7 +49,7 @@ def build_matcher(raw: dict[str, Any], path: tuple[str | int, ...], problems: Pr
     if kind == "keyword" and "value" in raw:
         matcher = replace(matcher, value=problems.regex(raw["value"], (*path, "value")))
     if kind == "dependency":
-        from tpucheck.names import normalize_package
+        from tpucheck.ruleset.names import normalize_package
 
         matcher = replace(matcher, patterns=tuple(normalize_package(p) for p in patterns))
         if "spec" in raw:

@@ -10,7 +10,7 @@ from typing import Any
 
 import jsonschema
 
-from tpucheck.yamlsource import LocatedYaml
+from tpucheck.ruleset.yamlsource import LocatedYaml
 
 
 @dataclass(frozen=True, slots=True)

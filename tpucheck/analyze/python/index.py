@@ -1,0 +1,102 @@
+"""The Python-facing view of a ruleset: lookup tables built once per process.
+
+The walker asks "which matchers care about this qualified name / method / keyword?"
+millions of times; these tables answer with a cached dict lookup, so the cost of a
+scan does not grow with the number of rules.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from tpucheck.ruleset.model import DeviceContext, Matcher, Rule, Ruleset
+from tpucheck.ruleset.names import GlobTable
+
+RuleMatcher = tuple[Rule, Matcher]
+
+
+@dataclass(slots=True)
+class PythonIndex:
+    call: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
+    reference: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
+    decorator: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
+    imports: GlobTable[RuleMatcher] = field(default_factory=lambda: GlobTable(prefixes=True))
+    method: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
+    attribute: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
+    keyword: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
+    define: GlobTable[RuleMatcher] = field(default_factory=GlobTable)
+    """Function names: a `*_ref` definition is a PyTorch reference path of a kernel."""
+    strings: list[RuleMatcher] = field(default_factory=list)
+    device: DeviceContext = field(default_factory=DeviceContext)
+    needles: tuple[tuple[str, ...], ...] = ()
+    first_party: frozenset[str] = frozenset()
+    """Top-level packages of the scanned project: its own imports are not dependencies
+    (DeepSpeed importing `deepspeed` is not a DeepSpeed dependency)."""
+    guard_exceptions: frozenset[str] = frozenset()
+    guard_tests: re.Pattern[str] | None = None
+    cuda_knobs: tuple[str, ...] = ()
+    host_results: frozenset[str] = frozenset()
+    host_modules: frozenset[str] = frozenset()
+    host_annotations: frozenset[str] = frozenset()
+    host_constructors: frozenset[str] = frozenset()
+    host_calls: frozenset[str] = frozenset()
+    host_keeps: frozenset[str] = frozenset()
+    host_categories: frozenset[str] = frozenset()
+
+    @property
+    def any_rules(self) -> bool:
+        return bool(self.needles)
+
+    def candidate(self, text: str) -> bool:
+        """The prefilter: could any rule match this source at all?"""
+        present: dict[str, bool] = {}
+        for group in self.needles:
+            for needle in group:
+                found = present.get(needle)
+                if found is None:
+                    found = present[needle] = needle in text
+                if not found:
+                    break
+            else:
+                return True
+        return False
+
+
+def build_python_index(ruleset: Ruleset) -> PythonIndex:
+    index = PythonIndex(device=ruleset.device, guard_exceptions=ruleset.optional.exceptions, guard_tests=ruleset.optional.tests,
+        cuda_knobs=ruleset.optional.knobs,
+        host_results=ruleset.host.results,
+        host_modules=ruleset.host.modules,
+        host_annotations=ruleset.host.annotations,
+        host_constructors=ruleset.host.constructors,
+        host_calls=ruleset.host.calls,
+        host_keeps=ruleset.host.keeps,
+        host_categories=ruleset.host.categories,
+    )
+    tables = {
+        "call": index.call,
+        "reference": index.reference,
+        "decorator": index.decorator,
+        "import": index.imports,
+        "method": index.method,
+        "attribute": index.attribute,
+        "keyword": index.keyword,
+        "define": index.define,
+    }
+    needles: dict[tuple[str, ...], None] = {}
+    for rule in ruleset.rules:
+        python = False
+        for matcher in rule.matchers:
+            table = tables.get(matcher.kind)
+            if table is not None:
+                python = True
+                for pattern in matcher.patterns:
+                    table.add(pattern, (rule, matcher))
+            elif matcher.kind == "string":
+                python = True
+                index.strings.append((rule, matcher))
+        if python:
+            needles.update(dict.fromkeys(rule.needles))
+    index.needles = tuple(needles)
+    return index

@@ -1,0 +1,333 @@
+"""Which of the project's own modules and CUDA sources are optional: reached only through
+imports that may not run.
+
+Why: DESIGN.md calls a CUDA kernel a blocker when it sits "on the main path with no
+fallback". A kernel whose extension module is imported only inside `try/except
+ImportError`, under an `if`, or in a function body (as fairseq loads its dynamicconv and
+libnat kernels, or litgpt its Thunder-only Triton kernels) is not on the main path: the
+product runs without it, so its findings are "fallback kept" like any other guarded CUDA
+path. Deciding that needs the whole project's import graph, which no single file's
+analysis sees, so it is computed here, once per scan, over every Python file discovered
+(not only those a shard analyzes: a merged set of shards must judge as one scan does).
+
+The scan of imports is line-based on purpose: it reads each file once, costs a regular
+expression per line, and errs towards "required" (an import at column 0 always counts,
+even in a docstring), which only ever keeps a finding at its full weight.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+__all__ = ["Import", "Reachability", "other_backend", "reachability", "scan_imports"]
+
+_IMPORT = re.compile(r"^([ \t]*)(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(.*)|import[ \t]+(.*))$")
+_NAME = re.compile(r"[A-Za-z_][\w.]*")
+_NATIVE = (".cu", ".cuh")
+_CPU_SOURCE = re.compile(r"(^|/)[^/]*_cpu\.(cpp|cc|cxx)$")
+"""A CPU implementation of an op, beside its CUDA kernel in the same folder."""
+_FRAMEWORKS = frozenset({"torch", "triton", "jax", "numpy", "transformers", "apex", "tensorflow"})
+"""Imports of these name their own submodules, never a project's compiled extension."""
+
+
+OTHER_BACKENDS = frozenset({"ascend", "npu", "rocm", "hip", "amd", "xpu", "ipex", "hpu", "habana", "gaudi", "mlu", "musa", "mps", "metal"})
+"""Folder-name words of code written for another accelerator (`backends/triton_ascend`,
+`rocm/`, an Intel XPU shim in `ipex/`): the code picks it only on that device, so it is an
+alternative to the CUDA code beside it, not more work on the way to the TPU."""
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def other_backend(path: str) -> bool:
+    """Whether a folder on the path names another accelerator's backend."""
+    return any(word in OTHER_BACKENDS for folder in path.lower().split("/")[:-1] for word in _WORD.findall(folder))
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    """One imported name, as written: `level` leading dots, `module` the dotted name."""
+
+    level: int
+    module: str
+    conditional: bool
+    """Indented: under try/if/with, or in a function or class body."""
+
+
+_BLOCK = re.compile(r"^(async[ \t]+def|def|class|try|except|if|elif|else|for|while|with|async[ \t]+with|async[ \t]+for|finally|match|case)\b")
+_OPTIONAL_BLOCKS = frozenset({"def", "async def", "try", "except"})
+"""Imports in these may not run when the module loads: a function body runs when called,
+a `try` is there because the import may fail. `if`/`else` are not among them: a platform
+branch (`if torch.version.hip: ... else: import ext_cuda`) is the main path on its
+platform. `if TYPE_CHECKING:` is, since its imports never run."""
+
+
+def scan_imports(text: str) -> list[Import]:
+    """Every `import` statement's targets; `from m import a, b` gives `m.a`, `m.b` (a
+    name that is not a module falls back to `m` when resolved)."""
+    out: list[Import] = []
+    blocks: list[tuple[int, str]] = []  # (indent, kind) of the enclosing block headers
+    depth = 0  # open brackets carried over from earlier lines
+    in_string: str | None = None
+    pending: list[str] | None = None  # an import whose names continue on the next lines
+    pending_conditional = False
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].rstrip() if "#" in raw and in_string is None else raw.rstrip()
+        if in_string is not None:
+            if line.count(in_string) % 2:
+                in_string = None
+            continue
+        stripped = line.lstrip()
+        if not stripped:
+            continue
+        starts_statement = depth == 0
+        depth = max(0, depth + stripped.count("(") + stripped.count("[") + stripped.count("{") - stripped.count(")") - stripped.count("]") - stripped.count("}"))
+        for quote in ('"""', "'''"):
+            if stripped.count(quote) % 2:
+                in_string = quote
+                break
+        if not starts_statement:
+            if pending is not None:
+                pending[2] += " " + stripped
+                if depth == 0:
+                    out.extend(_targets(pending[0], pending[1], pending[2], None, conditional=pending_conditional))
+                    pending = None
+            continue
+        indent = len(line) - len(stripped)
+        while blocks and blocks[-1][0] >= indent:
+            blocks.pop()
+        header = _BLOCK.match(stripped)
+        if header is not None:
+            kind = " ".join(header.group(1).split())
+            if kind == "if" and "TYPE_CHECKING" in stripped:
+                kind = "try"
+            blocks.append((indent, kind))
+            continue
+        if "import" not in stripped:
+            continue
+        match = _IMPORT.match(stripped)
+        if match is None:
+            continue
+        _, dots, base, names, plain = match.groups()
+        conditional = any(kind in _OPTIONAL_BLOCKS for _, kind in blocks)
+        if depth and names is not None:
+            pending, pending_conditional = [dots, base, names], conditional
+            continue
+        out.extend(_targets(dots, base, names, plain, conditional=conditional))
+    return out
+
+
+def _targets(dots: str, base: str, names: str | None, plain: str | None, *, conditional: bool) -> list[Import]:
+    rest = names if names is not None else plain or ""
+    out: list[Import] = []
+    for piece in rest.strip("() \\").split(","):
+        target = piece.split(" as ")[0].strip(" ()\\")
+        if not _NAME.fullmatch(target):
+            continue  # `*`, or a name continued on a line this scan does not join
+        if plain is not None:
+            out.append(Import(0, target, conditional))
+        else:
+            out.append(Import(len(dots), f"{base}.{target}" if base else target, conditional))
+    return out
+
+
+def module_name(path: str) -> str:
+    """`pkg/sub/mod.py` -> `pkg.sub.mod`; `pkg/__init__.py` -> `pkg`."""
+    stem = path[: -len(".pyi")] if path.endswith(".pyi") else path[: -len(".py")]
+    parts = stem.split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Reachability:
+    """The verdict: project files only reached through imports that may not run."""
+
+    optional_files: frozenset[str]
+    optional_extensions: frozenset[str]
+    """Compiled extension modules (last name component) only imported optionally; their
+    build rules (CUDAExtension(name=...)) are fallback kept too."""
+
+    def optional(self, path: str) -> bool:
+        return path in self.optional_files or other_backend(path)
+
+
+class _Graph:
+    def __init__(self, modules: dict[str, str]) -> None:
+        self.modules = modules  # dotted name -> path
+        self.by_suffix: dict[str, list[str]] = {}
+        for dotted in modules:
+            parts = dotted.split(".")
+            for start in range(1, len(parts) - 1):
+                self.by_suffix.setdefault(".".join(parts[start:]), []).append(dotted)
+
+    def resolve(self, importer: str, imp: Import) -> list[str]:
+        """Project modules the import runs (the target and its packages), or [] for a
+        module from outside the project."""
+        name = imp.module
+        if imp.level:
+            package = importer.split(".")
+            is_package = self.modules.get(importer, "").endswith("__init__.py")
+            package = package if is_package else package[:-1]
+            if imp.level - 1 > len(package):
+                return []
+            package = package[: len(package) - (imp.level - 1)]
+            name = ".".join([*package, name]) if name else ".".join(package)
+        candidates = [name, name.rpartition(".")[0]]
+        if not imp.level:
+            # A module beside the importer (`import kernels` from a script's folder, or
+            # after `sys.path.append(dirname(__file__))`) shadows anything installed.
+            folder = self.modules.get(importer, "").rpartition("/")[0].replace("/", ".")
+            if folder:
+                candidates = [f"{folder}.{name}", f"{folder}.{name.rpartition('.')[0]}" if "." in name else "", *candidates]
+        for candidate in candidates:
+            if not candidate:
+                continue
+            if candidate in self.modules:
+                return self._with_packages(candidate)
+            if not imp.level and "." in candidate:
+                found = self.by_suffix.get(candidate, [])
+                if 0 < len(found) <= 3:
+                    return [p for f in found for p in self._with_packages(f)]
+        return []
+
+    def _with_packages(self, dotted: str) -> list[str]:
+        parts = dotted.split(".")
+        return [".".join(parts[:n]) for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in self.modules]
+
+
+def reachability(
+    python_files: Iterable[str],
+    native_files: Iterable[str],
+    read: Callable[[str], str | None],
+    supporting: Callable[[str], bool],
+) -> Reachability:
+    """Optional modules and CUDA sources of a project, from its files' imports.
+
+    A module is required when it has no importer in the product (an entry point, or
+    loaded by name at run time) or when a required module imports it unconditionally;
+    one with importers, none of them required and unconditional, is optional. Importers
+    in tests, examples, benchmarks and docs (`supporting`, the judgement's roles) do not
+    count either way.
+    """
+    product = sorted(p for p in python_files if not supporting(p))
+    graph = _Graph({module_name(p): p for p in product})
+    edges: dict[str, list[tuple[str, bool]]] = {m: [] for m in graph.modules}
+    imported: set[str] = set()
+    external: dict[str, list[tuple[str, bool]]] = {}  # last component -> (importer, conditional)
+    declared: dict[str, set[str]] = {}  # extension (last component) -> CUDA sources its build lists
+    by_path: set[str] = set()  # modules imported by their full dotted path from the top
+    for dotted, path in graph.modules.items():
+        text = read(path)
+        if text is None:
+            continue
+        if "Extension" in text:
+            _note_sources(declared, path, text)
+        for imp in scan_imports(text):
+            targets = graph.resolve(dotted, imp)
+            _note_extension(external, imp, targets, dotted, imp.conditional)
+            if not targets:
+                continue
+            for target in targets:
+                if target != dotted:
+                    edges[dotted].append((target, imp.conditional))
+            # Only the named module counts as imported, and not by its own submodules
+            # (`from pkg import utils` inside pkg): else a package and its children import
+            # each other and none of them would ever be an entry point.
+            if not dotted.startswith(targets[0] + "."):
+                imported.add(targets[0])
+                if not imp.level and "." in targets[0] and (imp.module == targets[0] or imp.module.startswith(targets[0] + ".")):
+                    by_path.add(targets[0])
+    for path in sorted(set(python_files) - set(product)):
+        # An extension only tests or examples import is theirs: never required.
+        for imp in scan_imports(read(path) or ""):
+            _note_extension(external, imp, graph.resolve("", imp), "", True)
+    # An extension is named like one (`*_cuda`, `*_C`: an underscore) or declared by a build.
+    external = {name: sites for name, sites in external.items() if "_" in name or name in declared}
+    packages = {path.rpartition("/")[0] for path in graph.modules.values() if path.endswith(("/__init__.py", "/__init__.pyi"))}
+    # A module in a folder with no `__init__.py` is a script, unless the project imports it
+    # by its dotted path (`from extensions.kernels.cauchy import ...`: a namespace package).
+    required = {m for m, path in graph.modules.items() if m not in imported or (_top_level(path, packages) and m not in by_path)}
+    stack = list(required)
+    while stack:
+        for target, conditional in edges[stack.pop()]:
+            if not conditional and target not in required:
+                required.add(target)
+                stack.append(target)
+    optional_files = frozenset(path for dotted, path in graph.modules.items() if dotted not in required)
+    ext_required = {name for name, sites in external.items() if any(m in required and not c for m, c in sites)}
+    ext_optional = frozenset(name for name in external if name not in ext_required)
+    native_files = list(native_files)
+    # `knn.cu` beside `knn_cpu.cpp`: the extension dispatches on the tensor's device
+    # (`if (x.is_cuda()) {...} else {cpu}`), so the op runs without its CUDA kernel.
+    cpu_twins = {path.rpartition("/")[0] for path in native_files if _CPU_SOURCE.search(path)}
+    native_optional = frozenset(
+        path for path in native_files if path.endswith(_NATIVE) and not supporting(path)
+        and ((_links(path, ext_optional, declared) and not _links(path, ext_required, declared)) or path.rpartition("/")[0] in cpu_twins)
+    )  # fmt: skip
+    return Reachability(optional_files | native_optional, ext_optional)
+
+
+def _note_extension(external: dict[str, list[tuple[str, bool]]], imp: Import, targets: list[str], importer: str, conditional: bool) -> None:
+    """Record an import that may name a compiled extension: not a project module of that
+    name (`from fairseq import libnat_cuda` resolves only to the package), absolute, and
+    never a framework's own."""
+    if imp.level or imp.module.partition(".")[0] in _FRAMEWORKS:
+        return
+    parts = imp.module.split(".")
+    resolved = targets[0].rpartition(".")[2] if targets else None
+    # `from ext import fn` arrives as `ext.fn`: the extension may be either of the last two.
+    # Names without an underscore are kept too: a build may declare one (`CUDAExtension("dcn")`),
+    # which `reachability` checks once every build is read.
+    for name in parts[-2:]:
+        if name != resolved and not (targets and name in targets[0].split(".")):
+            external.setdefault(name, []).append((importer, conditional))
+
+
+def _top_level(path: str, packages: set[str]) -> bool:
+    """The top of a package chain (or a module beside no package): what users import.
+    Its own submodules importing it (`from pkg import utils`) does not make it optional."""
+    folder = path.rpartition("/")[0]
+    if path.endswith(("/__init__.py", "/__init__.pyi")) or path in ("__init__.py", "__init__.pyi"):
+        folder = folder.rpartition("/")[0] if "/" in folder else ""
+    return folder not in packages
+
+
+def _links(path: str, extensions: Iterable[str], declared: dict[str, set[str]] | None = None) -> bool:
+    """Whether a CUDA source belongs to one of these extension modules: its build lists it
+    (`CUDAExtension("structured_kernels", ["cauchy_cuda.cu"])`), or by the naming every
+    build we have seen follows: the module's name is the source's stem or its prefix
+    (`ngram_repeat_block_cuda` -> `ngram_repeat_block_cuda_kernel.cu`), or the name of a
+    folder holding it (`libnat_cuda/edit_dist.cu`)."""
+    parts = path.split("/")
+    stem = parts[-1].rsplit(".", 1)[0]
+    folders = set(parts[:-1])
+    listed = declared or {}
+    return any(stem == e or stem.startswith(e + "_") or e in folders or path in listed.get(e, ()) for e in extensions)
+
+
+_EXTENSION_CALL = re.compile(r"\b(?:CUDAExtension|CppExtension|Extension)\s*\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
+_SOURCE = re.compile(r"['\"]([^'\"\n]+\.(?:cu|cuh))['\"]")
+
+
+def _note_sources(declared: dict[str, set[str]], path: str, text: str) -> None:
+    """The CUDA sources each extension build in this file lists, as project paths (a
+    source is relative to the build file's folder or to the project's top)."""
+    folder = path.rpartition("/")[0]
+    calls = list(_EXTENSION_CALL.finditer(text))
+    for call in calls:
+        depth, end = 0, text.rfind("(", call.start(), call.end())
+        while end < len(text):
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+            end += 1
+        name = call.group(1).rpartition(".")[2]
+        # `CUDAExtension("sam2._C", srcs)`: the one build of the file takes the sources the
+        # file lists elsewhere (`srcs = ["sam2/csrc/connected_components.cu"]`).
+        sources = _SOURCE.findall(text, call.end(), end) or (_SOURCE.findall(text) if len(calls) == 1 else [])
+        for source in sources:
+            paths = {posixpath.normpath(source), posixpath.normpath(posixpath.join(folder, source))}
+            declared.setdefault(name, set()).update(paths)
