@@ -172,7 +172,7 @@ def _matches(text: str, module: cst.Module, index: PythonIndex) -> list[RawMatch
                 guarded=hit.guarded,
                 detail=hit.detail,
                 severity=severity,
-                role=hit.role,
+                role=hit.role.role if hit.role is not None else None,
             )
         )
     return matches

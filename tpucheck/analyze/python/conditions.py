@@ -10,28 +10,25 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from tpucheck.analyze.python.context import Names
 from tpucheck.analyze.python.index import PythonIndex
 from tpucheck.analyze.python.scope import dotted
 
-if TYPE_CHECKING:
-    from tpucheck.analyze.python.walker import Walker
 
-
-def is_device_operand(walker: Walker, node: cst.BaseExpression) -> bool:
+def is_device_operand(names: Names, node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.Attribute):
-        return node.attr.value == "type" or walker._is_device_name(node.attr.value)
+        return node.attr.value == "type" or names.is_device_name(node.attr.value)
     if isinstance(node, cst.Name):
-        return walker._is_device_name(node.value)
+        return names.is_device_name(node.value)
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "str" and node.args:
-        return is_device_operand(walker, node.args[0].value)
+        return is_device_operand(names, node.args[0].value)
     return False
 
 
-def catches(handler: cst.ExceptHandler, names: frozenset[str]) -> bool:
+def catches(handler: cst.ExceptHandler | cst.ExceptStarHandler, names: frozenset[str]) -> bool:
     if handler.type is None:
         return True
     types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
@@ -43,7 +40,7 @@ def catches(handler: cst.ExceptHandler, names: frozenset[str]) -> bool:
     return False
 
 
-def falls_back(handler: cst.ExceptHandler, imported: frozenset[str]) -> bool:
+def falls_back(handler: cst.ExceptHandler | cst.ExceptStarHandler, imported: frozenset[str]) -> bool:
     """Whether the handler gives the code another way on: one that raises (`except
     ImportError: raise ImportError("pip install flash-attn")`) or imports a package the
     `try` imported, under another name (`from flash_attn import flash_attn_varlen_func as
@@ -122,52 +119,52 @@ def _cuda_string(node: cst.BaseExpression) -> bool:
     return _names_device(node, _CUDA_STRING)
 
 
-def cuda_polarity(walker: Walker, test: cst.BaseExpression) -> int:
+def cuda_polarity(names: Names, test: cst.BaseExpression) -> int:
     """+1 when the test holds only with CUDA (`x.is_cuda`, `device.type == "cuda"`, an
     availability check), -1 when it holds only without (`not ...`, `!= "cuda"`), else 0."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return -cuda_polarity(walker, test.expression)
+        return -cuda_polarity(names, test.expression)
     if isinstance(test, cst.BooleanOperation):
-        left, right = cuda_polarity(walker, test.left), cuda_polarity(walker, test.right)
+        left, right = cuda_polarity(names, test.left), cuda_polarity(names, test.right)
         if isinstance(test.operator, cst.And):
             return 1 if 1 in (left, right) else 0
         return -1 if -1 in (left, right) and 1 not in (left, right) else 0
     if isinstance(test, cst.Attribute):
         return 1 if test.attr.value == "is_cuda" else 0
-    if _counts_cuda_devices(walker, test):
+    if _counts_cuda_devices(names, test):
         return 1  # `if torch.cuda.device_count():`
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         comparison = test.comparisons[0]
         operands = (test.left, comparison.comparator)
-        count = _device_count_polarity(walker, test.left, comparison)
+        count = _device_count_polarity(names, test.left, comparison)
         if count:
             return count
         if not any(_cuda_string(o) for o in operands):
             return 0
-        if not any(is_device_operand(walker, o) for o in operands):
+        if not any(is_device_operand(names, o) for o in operands):
             return 0
         if isinstance(comparison.operator, (cst.Equal, cst.In, cst.Is)):
             return 1
         if isinstance(comparison.operator, (cst.NotEqual, cst.NotIn, cst.IsNot)):
             return -1
         return 0
-    return 1 if mentions_guard(test, walker.index) else 0
+    return 1 if mentions_guard(test, names.index) else 0
 
 
-def _counts_cuda_devices(walker: Walker, node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Call) and walker.qualified(node.func) == "torch.cuda.device_count"
+def _counts_cuda_devices(names: Names, node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and names.qualified(node.func) == "torch.cuda.device_count"
 
 
-def counts_cuda_devices(walker: Walker, test: cst.BaseExpression) -> bool:
+def counts_cuda_devices(names: Names, test: cst.BaseExpression) -> bool:
     """`if torch.cuda.device_count() > 1:`: the count is the check that keeps a multi-GPU
     path off a TPU host, not itself work (as an availability check is not)."""
     if isinstance(test, cst.UnaryOperation):
-        return counts_cuda_devices(walker, test.expression)
+        return counts_cuda_devices(names, test.expression)
     if isinstance(test, cst.BooleanOperation):  # `if not ddp and torch.cuda.device_count() > 1:`
-        return counts_cuda_devices(walker, test.left) or counts_cuda_devices(walker, test.right)
+        return counts_cuda_devices(names, test.left) or counts_cuda_devices(names, test.right)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        return _device_count_polarity(walker, test.left, test.comparisons[0]) != 0
-    return _counts_cuda_devices(walker, test)
+        return _device_count_polarity(names, test.left, test.comparisons[0]) != 0
+    return _counts_cuda_devices(names, test)
 
 
 _COMPARE_AT_ZERO = {
@@ -180,10 +177,10 @@ _COMPARE_AT_ZERO = {
 }
 
 
-def _device_count_polarity(walker: Walker, left: cst.BaseExpression, comparison: cst.ComparisonTarget) -> int:
+def _device_count_polarity(names: Names, left: cst.BaseExpression, comparison: cst.ComparisonTarget) -> int:
     """`torch.cuda.device_count() > 1` holds only with CUDA, `< 2` (a skip condition)
     holds without it: what the comparison says on a host that counts no CUDA device."""
-    if not (_counts_cuda_devices(walker, left) and isinstance(comparison.comparator, cst.Integer)):
+    if not (_counts_cuda_devices(names, left) and isinstance(comparison.comparator, cst.Integer)):
         return 0
     at_zero = _COMPARE_AT_ZERO.get(type(comparison.operator))
     if at_zero is None:
@@ -197,23 +194,23 @@ _TPU_STRING = re.compile(r"(xla|tpu)(:\d+)?")
 _TPU_NAME = re.compile(r"(?i)xla|tpu")
 
 
-def tpu_test(walker: Walker, test: cst.BaseExpression) -> bool:
+def tpu_test(names: Names, test: cst.BaseExpression) -> bool:
     """A test for a TPU/XLA path (`device.type == "xla"`, `is_torch_xla_available()`,
     `torch.tpu.is_available()`, `USE_TPU`): code on its other side has a TPU sibling."""
     if isinstance(test, cst.BooleanOperation):
-        return tpu_test(walker, test.left) or tpu_test(walker, test.right)
+        return tpu_test(names, test.left) or tpu_test(names, test.right)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         operands = (test.left, test.comparisons[0].comparator)
         strings = [o for o in operands if isinstance(o, (cst.SimpleString, cst.Tuple, cst.List, cst.Set))]
-        return any(_tpu_string(o) for o in strings) and any(is_device_operand(walker, o) for o in operands)
+        return any(_tpu_string(o) for o in strings) and any(is_device_operand(names, o) for o in operands)
     if isinstance(test, cst.Call):
-        if _asks_for_accelerator_api(walker, test):
+        if _asks_for_accelerator_api(names, test):
             return True
         test = test.func
     parts = dotted(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
     if parts is None:
         return False
-    if walker.qualified(test) in _ACCELERATOR_TESTS:
+    if names.qualified(test) in _ACCELERATOR_TESTS:
         return True  # `... if torch.accelerator.is_available() else "cuda"`: CUDA is the fallback
     return any(_TPU_NAME.search(part) for part in parts)
 
@@ -222,12 +219,12 @@ _ACCELERATOR_TESTS = frozenset({"torch.accelerator.is_available", "torch.acceler
 """Device-agnostic tests: the side they guard runs on TorchTPU, so the other is a fallback."""
 
 
-def _asks_for_accelerator_api(walker: Walker, call: cst.Call) -> bool:
+def _asks_for_accelerator_api(names: Names, call: cst.Call) -> bool:
     """`hasattr(torch, "accelerator")`: the same test for torch versions before 2.6."""
     if not (isinstance(call.func, cst.Name) and call.func.value == "hasattr" and len(call.args) == 2):
         return False
     owner, name = call.args[0].value, call.args[1].value
-    return walker.qualified(owner) == "torch" and isinstance(name, cst.SimpleString) and name.evaluated_value == "accelerator"
+    return names.qualified(owner) == "torch" and isinstance(name, cst.SimpleString) and name.evaluated_value == "accelerator"
 
 
 def _tpu_string(node: cst.BaseExpression) -> bool:
@@ -251,7 +248,7 @@ def is_exit(body: cst.BaseSuite) -> bool:
     return False
 
 
-def cuda_settings_only(walker: Walker, suite: cst.BaseSuite) -> bool:
+def cuda_settings_only(names: Names, suite: cst.BaseSuite) -> bool:
     """A branch that only sets or calls CUDA's own knobs (`torch.backends.cuda.matmul.
     allow_tf32 = True`, `torch.cuda.set_sync_debug_mode("warn")`, under `if
     torch.cuda.get_device_properties(0).major >= 8:`): nothing in it carries over to a TPU,
@@ -261,19 +258,19 @@ def cuda_settings_only(walker: Walker, suite: cst.BaseSuite) -> bool:
         return False
     for statement in statements:
         if isinstance(statement, cst.If):
-            if statement.orelse is not None or not cuda_settings_only(walker, statement.body):
+            if statement.orelse is not None or not cuda_settings_only(names, statement.body):
                 return False
             continue
         if not isinstance(statement, cst.SimpleStatementLine):
             return False
         for small in statement.body:
             if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-                named = walker.qualified(small.value.func)
+                named = names.qualified(small.value.func)
             elif isinstance(small, cst.Assign) and len(small.targets) == 1:
-                named = walker.qualified(small.targets[0].target)
+                named = names.qualified(small.targets[0].target)
             else:
                 return False
-            if named is None or not any(fnmatchcase(named, pattern) for pattern in walker.index.cuda_knobs):
+            if named is None or not any(fnmatchcase(named, pattern) for pattern in names.index.cuda_knobs):
                 return False
     return True
 
@@ -296,13 +293,13 @@ def fails(body: cst.BaseSuite | cst.CSTNode | None) -> bool:
     return False
 
 
-def exits_without_cuda(walker: Walker, statement: cst.CSTNode) -> bool:
+def exits_without_cuda(names: Names, statement: cst.CSTNode) -> bool:
     """`if not torch.cuda.is_available(): return ...` or `pytest.importorskip(...)`; not
     `... : raise RuntimeError("needs CUDA")`, which leaves no other way."""
     if isinstance(statement, cst.If):
         if statement.orelse is not None or not is_exit(statement.body) or fails(statement.body):
             return False
-        return cuda_polarity(walker, statement.test) < 0 or tpu_test(walker, statement.test)
+        return cuda_polarity(names, statement.test) < 0 or tpu_test(names, statement.test)
     if isinstance(statement, cst.SimpleStatementLine):
         for small in statement.body:
             value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
@@ -313,14 +310,14 @@ def exits_without_cuda(walker: Walker, statement: cst.CSTNode) -> bool:
     return False
 
 
-def is_cuda_skip_decorator(walker: Walker, expression: cst.BaseExpression) -> bool:
+def is_cuda_skip_decorator(names: Names, expression: cst.BaseExpression) -> bool:
     if not isinstance(expression, cst.Call) or not expression.args:
         return False
     parts = dotted(expression.func)
     if parts is None or parts[-1] not in _SKIP_DECORATORS:
         return False
     condition = expression.args[0].value
-    if cuda_polarity(walker, condition) == 0:
+    if cuda_polarity(names, condition) == 0:
         return False
     # A skip on any missing feature (`skipif(not _HAS_WEIGHTS_ONLY)`) is not a CUDA path.
     return _CUDA_CONDITION.search(_CODE.code_for_node(condition)) is not None
@@ -332,13 +329,13 @@ _CODE = cst.Module(body=[])
 _CUDA_CONDITION = re.compile(r"(?i)cuda|gpu|nvidia|triton|apex|flash|xformers|bitsandbytes|nccl|cudnn|cutlass|deepspeed")
 
 
-def module_skip_mark(walker: Walker, statement: cst.CSTNode) -> bool:
+def module_skip_mark(names: Names, statement: cst.CSTNode) -> bool:
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
     for small in statement.body:
         if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == "pytestmark" for t in small.targets):
             values = [e.value for e in small.value.elements] if isinstance(small.value, (cst.List, cst.Tuple)) else [small.value]
-            return any(is_cuda_skip_decorator(walker, v) for v in values)
+            return any(is_cuda_skip_decorator(names, v) for v in values)
     return False
 
 
@@ -376,8 +373,8 @@ def is_periodic(test: cst.BaseExpression) -> bool:
     return False
 
 
-def host_annotation(walker: Walker, annotation: cst.BaseExpression) -> bool:
+def host_annotation(names: Names, annotation: cst.BaseExpression) -> bool:
     if isinstance(annotation, cst.Subscript):
         annotation = annotation.value
-    qualified = walker.qualified(annotation)
-    return qualified is not None and qualified in walker.index.host_annotations
+    qualified = names.qualified(annotation)
+    return qualified is not None and qualified in names.index.host_annotations

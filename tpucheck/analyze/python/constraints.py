@@ -6,15 +6,12 @@ whether the call in front of it does."""
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from tpucheck.analyze.python.context import Names
 from tpucheck.analyze.python.scope import dotted
 from tpucheck.ruleset.model import ArgConstraint, Matcher
-
-if TYPE_CHECKING:
-    from tpucheck.analyze.python.walker import Walker
 
 
 def static_string(node: cst.BaseString) -> str | None:
@@ -33,7 +30,7 @@ def static_string(node: cst.BaseString) -> str | None:
     return None
 
 
-def literal_value(walker: Walker, node: cst.BaseExpression) -> str | None:
+def literal_value(names: Names, node: cst.BaseExpression) -> str | None:
     """What an argument constraint compares against: a literal's value or a resolved name."""
     if isinstance(node, cst.SimpleString):
         value = node.evaluated_value
@@ -45,7 +42,7 @@ def literal_value(walker: Walker, node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
         return node.value
     if isinstance(node, (cst.Name, cst.Attribute)):
-        qualified = walker.qualified(node)
+        qualified = names.qualified(node)
         if qualified is not None:
             return qualified
         parts = dotted(node)
@@ -54,37 +51,37 @@ def literal_value(walker: Walker, node: cst.BaseExpression) -> str | None:
         return static_string(node)
     if isinstance(node, cst.Call):
         # `nprocs=torch.cuda.device_count()` reads as "torch.cuda.device_count()".
-        callee = literal_value(walker, node.func) if isinstance(node.func, (cst.Name, cst.Attribute)) else None
+        callee = literal_value(names, node.func) if isinstance(node.func, (cst.Name, cst.Attribute)) else None
         return f"{callee}()" if callee is not None else None
     return None
 
 
-def _values(walker: Walker, node: cst.BaseExpression) -> list[str]:
+def _values(names: Names, node: cst.BaseExpression) -> list[str]:
     """The values a constraint tests: one literal, each element of a literal container
     (a constraint on `sources=[...]` holds when any source matches), or each arm of a
     conditional expression."""
     if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
         found: list[str] = []
         for item in node.elements:
-            found.extend(_values(walker, item.value))
+            found.extend(_values(names, item.value))
         return found
     if isinstance(node, cst.IfExp):  # `backend="nccl" if cuda else "gloo"`: either may run
-        return [*_values(walker, node.body), *_values(walker, node.orelse)]
+        return [*_values(names, node.body), *_values(names, node.orelse)]
     if isinstance(node, cst.Dict):
         found = []
         for entry in node.elements:
             if isinstance(entry, cst.DictElement):
-                found.extend(_values(walker, entry.value))
+                found.extend(_values(names, entry.value))
         return found
-    value = literal_value(walker, node)
+    value = literal_value(names, node)
     return [] if value is None else [value]
 
 
-def call_label(walker: Walker, matcher: Matcher, node: cst.Call) -> str | None:
+def call_label(names: Names, matcher: Matcher, node: cst.Call) -> str | None:
     if matcher.label is None:
         return None
     arg = _find_arg(node, matcher.label)
-    return literal_value(walker, arg.value) if arg is not None else None
+    return literal_value(names, arg.value) if arg is not None else None
 
 
 def _find_arg(node: cst.Call, constraint: ArgConstraint) -> cst.Arg | None:
@@ -102,7 +99,7 @@ def _find_arg(node: cst.Call, constraint: ArgConstraint) -> cst.Arg | None:
     return None
 
 
-def args_hold(walker: Walker, matcher: Matcher, node: cst.Call) -> bool:
+def args_hold(names: Names, matcher: Matcher, node: cst.Call) -> bool:
     if matcher.arity is not None and len(node.args) != matcher.arity:
         return False
     for constraint in matcher.args:
@@ -115,19 +112,19 @@ def args_hold(walker: Walker, matcher: Matcher, node: cst.Call) -> bool:
             return False
         if constraint.value is not None:
             pattern = constraint.value
-            if not any(pattern.fullmatch(value) for value in _values(walker, arg.value)):
+            if not any(pattern.fullmatch(value) for value in _values(names, arg.value)):
                 return False
     return True
 
 
-def keyword_holds(walker: Walker, matcher: Matcher, arg: cst.Arg, callees: tuple[str, ...], method: str | None) -> bool:
+def keyword_holds(names: Names, matcher: Matcher, arg: cst.Arg, callees: tuple[str, ...], method: str | None) -> bool:
     if matcher.in_call or matcher.not_in_call:
-        names = [*callees, *((f".{method}",) if method else ())]
-        if matcher.in_call and not any(fnmatchcase(n, p) for n in names for p in matcher.in_call):
+        called = [*callees, *((f".{method}",) if method else ())]
+        if matcher.in_call and not any(fnmatchcase(n, p) for n in called for p in matcher.in_call):
             return False
-        if any(fnmatchcase(n, p) for n in names for p in matcher.not_in_call):
+        if any(fnmatchcase(n, p) for n in called for p in matcher.not_in_call):
             return False
     if matcher.value is not None:
         pattern = matcher.value
-        return any(pattern.fullmatch(value) for value in _values(walker, arg.value))
+        return any(pattern.fullmatch(value) for value in _values(names, arg.value))
     return True

@@ -1,0 +1,108 @@
+"""What the walk knows at a node, as one immutable value, and the read-only view of it that
+the fact modules (conditions, host data, constraints) take.
+
+The walker pushes a new `Frame` when it enters a branch, a loop, a function or a class and
+pops it when it leaves (`Walker.enter`), so no other module ever changes its state: they
+are functions of (node, `Names`) that return facts. A frame holds references to the
+binding tables of the body it is in (the import scope, the names bound to host data, the
+`return`s seen): bindings change as statements run, so those tables are mutable, and a
+new function or comprehension gets tables of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol
+
+import libcst as cst
+
+from tpucheck.analyze.python.index import PythonIndex
+from tpucheck.analyze.python.scope import Scope
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """Why code below a node keeps a fallback: the context rule that fired (`rule`, a key
+    of rules/contexts.yaml's judgement entries) and the node that shows it (a condition, an
+    except clause, a decorator), whose position the report gives."""
+
+    rule: str
+    node: cst.CSTNode
+
+
+@dataclass(frozen=True, slots=True)
+class RoleMark:
+    """Supporting code inside a product file (a `__main__` block, a benchmark or a test
+    function), and the node that makes it so."""
+
+    role: str
+    rule: str
+    node: cst.CSTNode
+
+
+class Frame(NamedTuple):
+    """The walk's context at a node. Immutable: a change is a new frame (`Walker.enter`).
+    (A named tuple: the walk replaces frames often, and `_replace` costs a quarter of a
+    frozen dataclass's `replace`.)"""
+
+    scope: Scope
+    host: set[str]
+    """Simple names (and `self.<field>`) of the current function bound to host data: the
+    last assignment wins."""
+    returns: list[bool | None] | None = None
+    """Per `return` of the module-level function being walked: host data or not (None:
+    nothing); None outside such a function."""
+    guard: Guard | None = None
+    """The innermost reason this code keeps a fallback (None: the main path)."""
+    guard_test: bool = False
+    """Inside the condition of a CUDA guard or a test skip: a rule with `unless: guard` is
+    not reported there, since the check is what keeps the fallback."""
+    type_checking: bool = False
+    in_loop: bool = False
+    periodic: bool = False
+    """Under `if step % N == 0:`: runs every N steps, not per step."""
+    failure: bool = False
+    """In an assert's message or a raise: runs only when the check fails."""
+    annotation: bool = False
+    """Inside a type annotation: only calls are uses there."""
+    storing: bool = False
+    """Walking an attribute assignment target: attribute matchers look for reads only."""
+    role: RoleMark | None = None
+    functions: tuple[str, ...] = ()
+    """Enclosing function names, outermost first."""
+    decorators: tuple[str, ...] = ()
+    """Resolved decorators of the enclosing functions."""
+    decorated: str | None = None
+    """The function or class whose decorators are being walked: it names kernels."""
+    class_kind: str | None = None
+    """Inside a class: "test" (a test class) or "plain"."""
+    host_fields: frozenset[str] = frozenset()
+    """The `self.<field>`s the enclosing class only ever sets to host data."""
+    data_class: bool = False
+    """In a Dataset's methods: host data all through."""
+
+
+class Names(Protocol):
+    """What the fact modules may ask of the walk: name resolution through the imports and
+    the host-data bindings in scope. Read-only."""
+
+    @property
+    def index(self) -> PythonIndex: ...
+
+    @property
+    def host_names(self) -> Set[str]: ...
+
+    @property
+    def host_fields(self) -> frozenset[str]: ...
+
+    @property
+    def host_functions(self) -> Set[str]: ...
+
+    def qualified(self, node: cst.BaseExpression) -> str | None: ...
+
+    def alternatives(self, node: cst.BaseExpression, qualified: str | None) -> tuple[str, ...]: ...
+
+    def is_module(self, name: str) -> bool: ...
+
+    def is_device_name(self, name: str) -> bool: ...

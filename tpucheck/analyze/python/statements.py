@@ -1,0 +1,398 @@
+"""Statement handlers: control flow (which branches keep a fallback, which are test skips,
+loops, periodic or `__main__` blocks), scopes (functions, classes, lambdas,
+comprehensions) and bindings (imports and the dependency rules they trip, aliases made by
+assignment, host data). The questions are answered in conditions.py and hostdata.py; the
+answers change the walk only here, through `enter`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fnmatch import fnmatchcase
+from typing import Any
+
+import libcst as cst
+
+from tpucheck.analyze.python import conditions, hostdata
+from tpucheck.analyze.python.context import Guard, RoleMark
+from tpucheck.analyze.python.core import BaseWalker
+from tpucheck.analyze.python.scope import Scope, dotted, import_from_module, target_names
+
+ASSIGNMENT = "assignment"
+"""The device context of a value bound to a device-like name."""
+
+
+class StatementWalker(BaseWalker):
+    # -- modules and blocks --------------------------------------------------------------
+
+    def run(self, module: cst.Module) -> list[Any]:
+        self.bind_module_imports(module.body)
+        # `pytestmark = pytest.mark.skipif(<no CUDA>)` skips every test of the module.
+        mark = next((s for s in module.body if conditions.module_skip_mark(self, s)), None)
+        with self.enter(guard=Guard("optional.skip", mark) if mark is not None else None):
+            self.walk_block(module.body)
+        return self.hits
+
+    def walk_block(self, statements: Sequence[cst.CSTNode], start: int = 0) -> None:
+        """Statements in order; after an early exit on "no CUDA" (`if not
+        torch.cuda.is_available(): return fallback(x)`, `pytest.skip(...)`,
+        `pytest.importorskip("flash_attn")`) the rest of the block is the CUDA path."""
+        for at in range(start, len(statements)):
+            statement = statements[at]
+            if conditions.module_skip_mark(self, statement):
+                with self.enter(guard_test=True):
+                    self.walk(statement)
+            else:
+                self.walk(statement)
+            if start == 0 and conditions.exits_without_cuda(self, statement):
+                with self.enter(guard=Guard("optional.exit", statement)):
+                    self.walk_block(statements, at + 1)
+                return
+
+    def on_indented_block(self, node: cst.IndentedBlock, ctx: str | None) -> None:
+        self.walk_block(node.body)
+
+    # -- branches, loops, failures -------------------------------------------------------
+
+    def on_if(self, node: cst.If, ctx: str | None) -> None:
+        test_parts = dotted(node.test)
+        if test_parts is not None and test_parts[-1] == "TYPE_CHECKING":
+            with self.enter(type_checking=True):
+                self.walk(node.body)
+            if node.orelse is not None:
+                self.walk(node.orelse)
+            return
+        available = conditions.mentions_guard(node.test, self.index)
+        polarity = conditions.cuda_polarity(self, node.test)
+        # A side that raises is no fallback: the other side is the only way on (and the test
+        # that picks it is the place to edit, so it is reported).
+        body_fails, else_fails = conditions.fails(node.body), conditions.fails(node.orelse)
+        skip = polarity < 0 and conditions.is_exit(node.body) and not body_fails
+        guard_test = (available or conditions.counts_cuda_devices(self, node.test)) and ((polarity > 0 and not else_fails) or skip)
+        # A device test is a guard, not a lost path, when the branch a TPU takes is the one
+        # written for other devices (`if x.device.type != "cuda": return fallback(x)`), or
+        # when the CUDA side only sets CUDA's own knobs (tf32, sync debug mode).
+        guard_test = guard_test or (not available and polarity < 0 and not body_fails) or (
+            polarity > 0 and conditions.cuda_settings_only(self, node.body)
+        )
+        with self.enter(guard_test=guard_test):
+            self.walk(node.test)
+        # An availability check marks both branches (the existing contract); a device
+        # test (`x.is_cuda`, `device.type == "cuda"`) marks the branch that is CUDA.
+        body_guarded = (available or polarity > 0) and not else_fails
+        # `if <xla/tpu>: ... else: <CUDA>`: the CUDA branch has a TPU sibling.
+        else_guarded = (available or (polarity < 0 and not skip) or conditions.tpu_test(self, node.test)) and not body_fails
+        outer = self.frame
+        role = outer.role
+        if role is None and conditions.is_main_test(node.test):
+            role = RoleMark("example", "roles.main-block", node.test)
+        guard = Guard("optional.guard", node.test)
+        with self.enter(
+            guard=guard if body_guarded else outer.guard,
+            guard_test=False,
+            periodic=outer.periodic or conditions.is_periodic(node.test),
+            role=role,
+        ):
+            self.walk(node.body)
+        if node.orelse is not None:
+            with self.enter(guard=guard if else_guarded else outer.guard, guard_test=False):
+                self.walk(node.orelse)
+
+    def on_try(self, node: cst.Try | cst.TryStar, ctx: str | None) -> None:
+        imported = conditions.top_packages(node.body.body)
+        handler = next(
+            (h for h in node.handlers if conditions.catches(h, self.index.guard_exceptions) and conditions.falls_back(h, imported)), None
+        )
+        with self.enter(guard=Guard("optional.import", handler) if handler is not None else self.frame.guard):
+            self.walk(node.body)
+        self.walk_all(node.handlers)
+        if node.orelse is not None:
+            self.walk(node.orelse)
+        if node.finalbody is not None:
+            self.walk(node.finalbody)
+
+    def on_loop(self, node: cst.For | cst.While, ctx: str | None) -> None:
+        if isinstance(node, cst.For):
+            self.walk(node.target)
+            self.walk(node.iter)
+        else:
+            self.walk(node.test)
+        with self.enter(in_loop=True):
+            self.walk(node.body)
+        if node.orelse is not None:
+            self.walk(node.orelse)
+
+    def on_failure(self, node: cst.Assert | cst.Raise, ctx: str | None) -> None:
+        """`assert ok.all(), f"got {x.tolist()}"`, `raise ValueError(f"{n.item()}")`: the
+        message is built only when the check fails, so a host sync there costs no step."""
+        if isinstance(node, cst.Assert):
+            self.walk(node.test)
+            failure: cst.CSTNode | None = node.msg
+        else:
+            failure = node.exc
+            if node.cause is not None:
+                self.walk(node.cause)
+        if failure is None:
+            return
+        with self.enter(failure=True):
+            self.walk(failure)
+
+    # -- scopes ------------------------------------------------------------------------
+
+    def on_function(self, node: cst.FunctionDef | cst.ClassDef, ctx: str | None) -> None:
+        if node.type_parameters is not None:  # `def f[T: torch.cuda.Stream]()` (PEP 695)
+            self.walk(node.type_parameters)
+        outer = self.frame
+        outer.scope.unbind(node.name.value)  # `def sync(): ...` replaces an alias of that name
+        resolved = tuple(
+            q for q in (self.qualified(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) for d in node.decorators) if q
+        )
+        # A decorator stacked on the function sees its siblings (`@torch.compile` over
+        # `@torch.inference_mode()`), as code in the body does.
+        skip: cst.CSTNode | None = None
+        with self.enter(decorated=node.name.value, decorators=(*outer.decorators, *resolved)):
+            for decorator in node.decorators:
+                skipping = conditions.is_cuda_skip_decorator(self, decorator.decorator)
+                skip = decorator if skipping and skip is None else skip
+                with self.enter(guard_test=skipping):
+                    self.walk(decorator)
+        role = outer.role
+        if role is None:
+            found = conditions.role_of_function(node.name.value, resolved, outer.class_kind)
+            role = RoleMark(found, f"roles.{found}-function", node.name) if found is not None else None
+        with self.enter(role=role, guard=Guard("optional.skip", skip) if skip is not None else outer.guard):
+            if isinstance(node, cst.ClassDef):
+                self.walk_class(node)
+                return
+            if self.index.define:
+                for rule_matcher in self.index.define.lookup(node.name.value):
+                    if not any(fnmatchcase(node.name.value, p) for p in rule_matcher[1].exclude):
+                        self.hit(rule_matcher, node.name, detail=node.name.value)
+            self.walk_params(node.params)
+            if node.returns is not None:
+                self.walk_annotation(node.returns)
+            host = {p.name.value for p in node.params.params if p.annotation is not None and conditions.host_annotation(self, p.annotation.annotation)}
+            module_level = not outer.functions and outer.class_kind is None
+            with self.enter(
+                scope=Scope(outer.scope, node), in_loop=False, host=host, functions=(*outer.functions, node.name.value),
+                decorators=(*outer.decorators, *resolved), returns=[] if module_level else None,
+            ):  # fmt: skip
+                self.walk(node.body)
+                self.note_host_function(node.name.value, self.frame.returns or [])
+
+    def note_host_function(self, name: str, returns: list[bool | None]) -> None:
+        """A module-level function whose every `return` gives host data (`return
+        np.asarray(v)`, `return t.cpu().numpy()`), one of them a value, makes its calls
+        further down the module host data too (a generator returns nothing of its own)."""
+        if any(r is not None for r in returns) and all(r is not False for r in returns):
+            self.host_functions.add(name)
+        else:
+            self.host_functions.discard(name)  # a redefinition replaces it
+
+    def walk_class(self, node: cst.ClassDef) -> None:
+        """A class body, with what its methods share: the fields it only sets to host data,
+        and whether it is a Dataset."""
+        self.walk_all(node.bases)
+        self.walk_all(node.keywords)
+        outer = self.frame
+        with self.enter(
+            host_fields=hostdata.class_host_attributes(self, node),
+            data_class=outer.data_class or hostdata.dataset_class(self, node),
+            class_kind="test" if hostdata.test_class(node) else "plain",
+        ):
+            self.walk(node.body)
+
+    def on_lambda(self, node: cst.Lambda, ctx: str | None) -> None:
+        self.walk_params(node.params)
+        with self.enter(scope=Scope(self.frame.scope, node)):
+            self.walk(node.body)
+
+    def walk_params(self, params: cst.Parameters) -> None:
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.annotation is not None:
+                self.walk_annotation(param.annotation)
+            if param.default is not None:
+                self.walk(param.default, ASSIGNMENT if self.is_device_name(param.name.value) else None)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param) and star.annotation is not None:
+                self.walk_annotation(star.annotation)
+
+    def on_comprehension(self, node: cst.CSTNode, ctx: str | None) -> None:
+        """`[t.item() for t in ts]` runs its element once per item: a loop (whose names are
+        host data when what they iterate over is: `[x.item() for x in torch.linspace(0, 1, 4)]`)."""
+        with self.enter(host=hostdata.comprehension_host_names(self, node), in_loop=True):
+            self.walk_fields(node)
+
+    def walk_annotation(self, node: cst.Annotation) -> None:
+        """A type annotation names types: `stream: torch.cuda.Stream | None` runs nothing a
+        TPU lacks (CPU builds of torch have `torch.cuda.Stream` too), so only the calls in
+        it (which run when the function is defined) are uses."""
+        with self.enter(annotation=True):
+            self.walk(node)
+
+    # -- imports -------------------------------------------------------------------------
+
+    def bind_module_imports(self, statements: Sequence[cst.CSTNode]) -> None:
+        """Module-level imports, and aliases assigned from them (`sync =
+        torch.cuda.synchronize`), apply to function bodies written above them."""
+        scope = self.frame.scope
+        for statement in statements:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, (cst.Import, cst.ImportFrom)):
+                        scope.bind_import(small)
+                    elif isinstance(small, cst.Assign):
+                        self.bind_targets([t.target for t in small.targets], small.value)
+                    elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                        self.bind_targets([small.target], small.value)
+            elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                scope.unbind(statement.name.value)  # `def sync(): ...` replaces an alias
+            elif isinstance(statement, cst.Match):
+                for case in statement.cases:
+                    if isinstance(case.body, cst.IndentedBlock):
+                        self.bind_module_imports(case.body.body)
+            elif isinstance(statement, (cst.If, cst.Try, cst.With, cst.TryStar)):
+                for block in _blocks_of(statement):
+                    if isinstance(block, cst.IndentedBlock):
+                        self.bind_module_imports(block.body)
+
+    def on_import(self, node: cst.Import | cst.ImportFrom, ctx: str | None) -> None:
+        """An import inside a function is lazy: the module loads without the package, and
+        only the path that calls the function needs it (an optional integration)."""
+        frame = self.frame
+        frame.scope.bind_import(node)
+        if frame.type_checking or not self.index.imports:
+            return
+        with self.enter(guard=Guard("optional.lazy-import", node) if frame.functions else frame.guard):
+            if isinstance(node, cst.Import):
+                self._import_hits(node)
+            else:
+                self._import_from_hits(node)
+
+    def _import_hits(self, node: cst.Import) -> None:
+        for alias in node.names:
+            parts = dotted(alias.name)
+            if parts is None or not self.foreign(parts[0]):
+                continue
+            seen: set[str] = set()
+            for rule_matcher in self.index.imports.lookup(".".join(parts)):
+                if rule_matcher[0].id not in seen:
+                    seen.add(rule_matcher[0].id)
+                    self.hit(rule_matcher, alias.name, detail=".".join(parts))
+
+    def _import_from_hits(self, node: cst.ImportFrom) -> None:
+        module = import_from_module(node)
+        if module is None or not self.foreign(module):
+            return
+        seen: set[str] = set()
+        assert node.module is not None
+        for rule_matcher in self.index.imports.lookup(module):
+            if rule_matcher[0].id not in seen:
+                seen.add(rule_matcher[0].id)
+                self.hit(rule_matcher, node.module, detail=module)
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            if isinstance(alias.name, cst.Name):
+                qualified = f"{module}.{alias.name.value}"
+                for rule_matcher in self.index.imports.lookup(qualified):
+                    if rule_matcher[0].id not in seen:
+                        seen.add(rule_matcher[0].id)
+                        self.hit(rule_matcher, alias.name, detail=qualified)
+
+    # -- assignments ---------------------------------------------------------------------
+
+    def on_assign(self, node: cst.Assign, ctx: str | None) -> None:
+        device = False
+        for target in node.targets:
+            self.walk_target(target.target)
+            device = device or hostdata.is_device_target(self, target.target)
+        self.walk(node.value, ASSIGNMENT if device else None)
+        self.bind_targets([t.target for t in node.targets], node.value)
+        for target in node.targets:
+            self.bind_host(target.target, node.value)
+
+    def on_ann_assign(self, node: cst.AnnAssign, ctx: str | None) -> None:
+        self.walk_target(node.target)
+        self.walk_annotation(node.annotation)
+        if node.value is not None:
+            self.walk(node.value, ASSIGNMENT if hostdata.is_device_target(self, node.target) else None)
+            self.bind_targets([node.target], node.value)
+
+    def on_named_expr(self, node: cst.NamedExpr, ctx: str | None) -> None:
+        """`(sync := torch.cuda.synchronize)` binds as an assignment does."""
+        self.walk(node.value, ctx)
+        self.bind_targets([node.target], node.value)
+
+    def on_declaration(self, node: cst.Global | cst.Nonlocal, ctx: str | None) -> None:
+        """`global cuda` names a variable; it uses nothing."""
+
+    def on_match_as(self, node: cst.MatchAs | cst.MatchStar, ctx: str | None) -> None:
+        """A capture pattern binds its name (a store, not a use of what it named)."""
+        if isinstance(node, cst.MatchAs) and node.pattern is not None:
+            self.walk(node.pattern)
+        if node.name is not None:
+            self.frame.scope.unbind(node.name.value)
+
+    def on_return(self, node: cst.Return, ctx: str | None) -> None:
+        value = node.value
+        if value is not None:
+            self.walk(value)
+        returns = self.frame.returns
+        if returns is not None:
+            nothing = value is None or (type(value) is cst.Name and value.value == "None")
+            returns.append(None if nothing or value is None else hostdata.on_host(self, value))
+
+    def walk_target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            return  # binding a name is no use of what it named before
+        with self.enter(storing=isinstance(target, cst.Attribute)):
+            self.walk(target)
+
+    def bind_targets(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        """`name = <resolved name>` makes `name` an alias as the walk proceeds; any other
+        value clears one, except `None` (`except ImportError: fn = None`): a name bound
+        to None is never called, so its uses all mean the other binding."""
+        resolved = hostdata.alias_of(self, value)
+        if resolved is not None and len(resolved) > 1:
+            self.conditional_aliases = True
+        scope = self.frame.scope
+        for target in targets:
+            if isinstance(target, cst.Name) and resolved is not None:
+                scope.bind_alias(target.value, resolved)
+                self.alias_names.add(target.value)
+            elif not (isinstance(value, cst.Name) and value.value == "None"):
+                for name in target_names(target):
+                    scope.unbind(name)
+
+    def bind_host(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`values, indices = probs.cpu().topk(5)`: every name unpacked from host data is host
+        data; `ref, tt = a.cpu(), b.squeeze()` pairs each name with its own value."""
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and len(target.elements) == len(value.elements):
+            pairs = [(t, v) for t, v in zip(target.elements, value.elements, strict=True) if isinstance(t, cst.Element) and isinstance(v, cst.Element)]
+            if len(pairs) == len(target.elements):
+                for name_element, value_element in pairs:
+                    self.bind_host(name_element.value, value_element.value)
+                return
+        is_host = hostdata.on_host(self, value)
+        field = hostdata.self_field(target)  # `self.sigmas = sigmas.to("cpu")`: read as host data below
+        host = self.frame.host
+        for name in target_names(target) if field is None else (f"self.{field}",):
+            if is_host:
+                host.add(name)
+            else:
+                host.discard(name)
+
+
+def _blocks_of(statement: cst.If | cst.Try | cst.With | cst.TryStar) -> list[cst.BaseSuite]:
+    """The bodies of a compound statement: its own, its handlers', its elif and else."""
+    blocks: list[cst.BaseSuite] = [statement.body]
+    if isinstance(statement, (cst.Try, cst.TryStar)):
+        blocks.extend(h.body for h in statement.handlers)
+    orelse = getattr(statement, "orelse", None)
+    while isinstance(orelse, cst.If):
+        blocks.append(orelse.body)
+        orelse = orelse.orelse
+    if orelse is not None:
+        blocks.append(orelse.body)
+    return blocks
