@@ -6,7 +6,6 @@ here, so the terminal, JSON and later HTML/SARIF views can never disagree.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from tpucheck import __version__
@@ -129,50 +128,6 @@ class Inventory:
                 {"path": c.path, "lines": c.lines, "kernels": c.kernels, "device_helpers": c.device_helpers} for c in self.cuda_sources
             ],
         }
-
-
-def build_inventory(
-    findings: list[Finding],
-    kernel_kinds: Mapping[str, str] | None = None,
-    cuda_files: Iterable[tuple[str, int]] = (),
-) -> Inventory:
-    """`kernel_kinds`: rule id -> its kernel_kind; `cuda_files`: (path, lines) of every
-    CUDA source analyzed, which the inventory lists whether or not any rule matched in it."""
-    kinds = kernel_kinds or {}
-    kernels = tuple(
-        KernelEntry(f.path, f.span.line, f.detail, f.rule, kinds.get(f.rule, "other"))
-        for f in findings
-        if f.inventory == "kernel"
-    )
-    per_file: dict[tuple[str, str], int] = {}
-    for kernel in kernels:
-        per_file[kernel.path, kernel.kind] = per_file.get((kernel.path, kernel.kind), 0) + 1
-    cuda_sources = tuple(
-        CudaSource(path, lines, per_file.get((path, "launched"), 0), per_file.get((path, "device-helper"), 0))
-        for path, lines in sorted(set(cuda_files))
-    )
-    grouped: dict[tuple[str, str], list[Finding]] = {}
-    for finding in findings:
-        if finding.inventory == "package":
-            grouped.setdefault((finding.name, finding.rule), []).append(finding)
-    packages = tuple(
-        PackageEntry(name, rule, len(items), tuple(sorted({f.path for f in items})), items[0].fix)
-        for (name, rule), items in sorted(grouped.items())
-    )
-    support: dict[str, list[Finding]] = {}
-    for finding in findings:
-        if finding.inventory == "tpu-support":
-            support.setdefault(finding.detail or finding.name, []).append(finding)
-    return Inventory(
-        tpu_support=tuple(
-            SupportEntry(name, len(items), tuple(sorted({f.path for f in items}))) for name, items in sorted(support.items())
-        ),
-        kernels=kernels,
-        cuda_sources=cuda_sources,
-        packages=packages,
-        training_findings=sum("training" in f.affects for f in findings),
-        inference_findings=sum("inference" in f.affects for f in findings),
-    )
 
 
 @dataclass(slots=True)

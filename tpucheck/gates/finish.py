@@ -17,12 +17,12 @@ from tpucheck.config.settings import Settings, SettingsError
 from tpucheck.findings import Finding, ScanError, Skipped
 from tpucheck.gates.baseline import BaselineError, apply_baseline, load_baseline, write_baseline
 from tpucheck.gates.diff import DiffError, apply_diff, changed_lines
-from tpucheck.judge.score import compute_score, without_stray_references
-from tpucheck.result import Coverage, ScanResult, build_inventory
+from tpucheck.judge.verdict import build_result
+from tpucheck.result import Coverage, ScanResult
 from tpucheck.ruleset.model import Ruleset
 from tpucheck.ruleset.select import rule_selected
 
-__all__ = ["Assembled", "build_result", "finish"]
+__all__ = ["Assembled", "finish"]
 
 
 @dataclass(slots=True)
@@ -79,40 +79,6 @@ def finish(assembled: Assembled, settings: Settings) -> ScanResult:
             raise SettingsError(f"--diff-base {settings.diff_base}: {exc}") from None
     result.configuration_errors = problems
     return result
-
-
-def build_result(
-    root: str,
-    ruleset: Ruleset,
-    active: list[Finding],
-    suppressed: list[Finding],
-    errors: list[ScanError],
-    skipped: list[Skipped],
-    coverage: Coverage,
-    *,
-    shard: tuple[int, int] | None = None,
-    cuda_files: Sequence[tuple[str, int]] = (),
-) -> ScanResult:
-    """Sort, score and take inventory: the one place a ScanResult is made, by a scan and by
-    `tpucheck merge` alike, so that merged shards score exactly as one scan does."""
-    active = without_stray_references(sorted(active, key=Finding.sort_key))
-    suppressed = sorted(suppressed, key=Finding.sort_key)
-    errors = sorted(errors, key=lambda e: (e.path, e.kind, e.message))
-    score = compute_score(active, ruleset.by_id())
-    return ScanResult(
-        root=root,
-        findings=active,
-        suppressed=suppressed,
-        errors=errors,
-        skipped=sorted(skipped, key=lambda s: s.path),
-        coverage=coverage,
-        score=score,
-        inventory=build_inventory(active, {r.id: r.kernel_kind for r in ruleset.rules if r.kernel_kind}, cuda_files),
-        rules=sorted(r.id for r in ruleset.rules),
-        rule_data=ruleset.rules,
-        shard=shard,
-        target=ruleset.target,
-    )
 
 
 IgnoredFor = Callable[[str], Callable[[str], str | None]]

@@ -16,8 +16,8 @@ from typing import Any
 
 from tpucheck import __version__
 from tpucheck.findings import Finding, ScanError, Skipped
-from tpucheck.gates.finish import build_result
 from tpucheck.jsontypes import expect_str
+from tpucheck.judge.verdict import build_result
 from tpucheck.result import SCHEMA_VERSION, Coverage, ScanResult
 from tpucheck.ruleset.model import DEFAULT_TARGET, TARGETS, Ruleset
 
