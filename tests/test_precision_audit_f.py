@@ -7,7 +7,7 @@ from pathlib import Path
 from textwrap import dedent
 
 from tpucheck.engine import ScanOptions, scan
-from tpucheck.judge.roles import data_pipeline, role_of
+from tpucheck.judge.roles import role_of
 from tpucheck.ruleset import load_ruleset
 
 XLA = load_ruleset().for_target("xla")
@@ -102,7 +102,10 @@ def test_a_datasets_methods_run_on_the_host(tmp_path: Path) -> None:
     assert found(tmp_path, {"pkg/clips.py": code}, ("HS001", "HS002")) == [("HS001", 16, 24, "major", False)]
 
 
-def test_a_dataset_folder_runs_on_the_host(tmp_path: Path) -> None:
+def test_a_folder_name_decides_nothing_about_host_code(tmp_path: Path) -> None:
+    # Issue 23: `data/` vs `dataset/` decided host code. Only structure does now (a
+    # Dataset's methods, host data followed through a function), so the same function
+    # is judged the same in both folders.
     code = """\
         def flip(grid, img):
             if grid[0, 0].item():
@@ -110,10 +113,7 @@ def test_a_dataset_folder_runs_on_the_host(tmp_path: Path) -> None:
             return img
         """
     files = {"training/dataset/transforms.py": code, "training/model/flip.py": code}
-    assert found(tmp_path, files, ("HS001",)) == [("HS001", 2, 19, "info", False)]
-    assert data_pipeline("training/dataset/transforms.py") and data_pipeline("src/data_loaders/mixed_loader.py")
-    assert not data_pipeline("src/data/transforms.py")
-    assert not data_pipeline("datasets/coco_eval.py")  # gets the model's outputs
+    assert found(tmp_path, files, ("HS001",)) == [("HS001", 2, 19, "info", False)] * 2
 
 
 def test_an_except_that_imports_the_same_package_or_raises_keeps_nothing_optional(tmp_path: Path) -> None:
@@ -357,8 +357,11 @@ def test_cuda_capability_checks_behind_an_availability_check_are_the_guard(tmp_p
 
 
 def test_another_accelerators_shim_is_no_tpu_work(tmp_path: Path) -> None:
+    # The module imports Intel's extension at its top: it runs only on an XPU, and its
+    # CUDA aliases are set aside as an alternative, with that import as the evidence.
     shim = """\
         import torch
+        import intel_extension_for_pytorch as ipex
 
         def ipex_init():
             if hasattr(torch.cuda, "is_xpu_hijacked") and torch.cuda.is_xpu_hijacked:
@@ -464,17 +467,35 @@ def test_a_test_step_method_of_a_model_is_product_code(tmp_path: Path) -> None:
     ]
 
 
-def test_a_quantization_bits_option_is_an_optional_path(tmp_path: Path) -> None:
-    code = """\
-        from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+QUANTIZED_LOAD = """\
+    from dataclasses import dataclass, field
+    from transformers import AutoModelForCausalLM, BitsAndBytesConfig
 
-        def load(name, training_args):
-            kwargs = {}
-            if training_args.bits in [4, 8]:
-                kwargs["quantization_config"] = BitsAndBytesConfig(load_in_4bit=training_args.bits == 4)
-            return AutoModelForCausalLM.from_pretrained(name, quantization_config=BitsAndBytesConfig(load_in_8bit=True))
-        """
-    assert found(tmp_path, {"pkg/load.py": code}, ("HF002",), target="torchtpu") == [
-        ("HF002", 6, 41, "major", True),
-        ("HF002", 7, 75, "blocker", False),
+    @dataclass
+    class TrainingArguments:
+        bits: int = field(default=BITS)
+
+    def load(name, training_args):
+        kwargs = {}
+        if training_args.bits in [4, 8]:
+            kwargs["quantization_config"] = BitsAndBytesConfig(load_in_4bit=training_args.bits == 4)
+        return AutoModelForCausalLM.from_pretrained(name, quantization_config=BitsAndBytesConfig(load_in_8bit=True))
+    """
+
+
+def test_a_quantization_bits_option_is_an_optional_path(tmp_path: Path) -> None:
+    # `bits` defaults to 16: `bits in [4, 8]` is false unless asked for, so the 4-bit path
+    # is an opt-in beside the plain one (structure: the field's default, not its name).
+    assert found(tmp_path, {"pkg/load.py": QUANTIZED_LOAD.replace("BITS", "16")}, ("HF002",), target="torchtpu") == [
+        ("HF002", 11, 41, "major", True),
+        ("HF002", 12, 75, "blocker", False),
+    ]
+
+
+def test_a_quantization_option_on_by_default_is_the_main_path(tmp_path: Path) -> None:
+    # The same code with `bits` defaulting to 4 (as QLoRA ships): the quantized path is the
+    # product's main path, and a blocker.
+    assert found(tmp_path, {"pkg/load.py": QUANTIZED_LOAD.replace("BITS", "4")}, ("HF002",), target="torchtpu") == [
+        ("HF002", 11, 41, "blocker", False),
+        ("HF002", 12, 75, "blocker", False),
     ]

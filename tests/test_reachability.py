@@ -13,9 +13,11 @@ from tpucheck.analyze.reachability import Import, reachability, scan_imports
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.judge.roles import supporting_path
 from tpucheck.ruleset import load_ruleset
+from tpucheck.ruleset.loader import load_judgement
 
 RULESET = load_ruleset()
 
+JUDGEMENT = load_judgement()
 TRITON_KERNEL = """\
 import triton
 import triton.language as tl
@@ -119,13 +121,13 @@ def test_a_shard_judges_as_the_whole_scan(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("code", "expected"),
     [
-        ("import a.b as c, d\n", [Import(0, "a.b", False), Import(0, "d", False)]),
-        ("from . import x\nfrom ..y import z\n", [Import(1, "x", False), Import(2, "y.z", False)]),
+        ("import a.b as c, d\n", [Import(0, "a.b", False, True), Import(0, "d", False, True)]),
+        ("from . import x\nfrom ..y import z\n", [Import(1, "x", False, True), Import(2, "y.z", False, True)]),
         ("try:\n    import a\nexcept ImportError:\n    from b import (\n        c,\n        d,\n    )\n",
          [Import(0, "a", True), Import(0, "b.c", True), Import(0, "b.d", True)]),
-        ("def f(\n    x,\n):\n    import a\nimport b\n", [Import(0, "a", True), Import(0, "b", False)]),
+        ("def f(\n    x,\n):\n    import a\nimport b\n", [Import(0, "a", True), Import(0, "b", False, True)]),
         ("if TYPE_CHECKING:\n    import a\nwith w:\n    import b\n", [Import(0, "a", True), Import(0, "b", False)]),
-        ('"""\n    import not_code\n"""\nimport a  # import b\n', [Import(0, "a", False)]),
+        ('"""\n    import not_code\n"""\nimport a  # import b\n', [Import(0, "a", False, True)]),
     ],
 )
 def test_scan_imports(code: str, expected: list[Import]) -> None:
@@ -135,23 +137,50 @@ def test_scan_imports(code: str, expected: list[Import]) -> None:
 def test_entry_points_and_dynamic_loads_are_required() -> None:
     """A module nobody imports (a script, a plugin loaded by name) may be the main path."""
     files = {"pkg/__init__.py": "", "pkg/plugin.py": "import conv_cuda\n", "tools/run.py": "import pkg\n"}
-    reach = reachability(files, ["pkg/csrc/conv_cuda_kernel.cu"], files.get, supporting_path)
+    reach = reachability(files, ["pkg/csrc/conv_cuda_kernel.cu"], files.get, supporting_path, JUDGEMENT)
     assert reach.optional_files == frozenset()
 
 
 def test_kernels_for_another_accelerator_are_an_alternative(tmp_path: Path) -> None:
+    # The Ascend backend's module imports torch_npu at its top: it runs only on an NPU.
     write(tmp_path, {
         "pkg/__init__.py": "from pkg.ops import fast\nfrom pkg.ops.backends.triton_ascend import fast as npu_fast\n",
         "pkg/ops/__init__.py": "",
         "pkg/ops/fast.py": TRITON_KERNEL,
         "pkg/ops/backends/__init__.py": "",
         "pkg/ops/backends/triton_ascend/__init__.py": "",
-        "pkg/ops/backends/triton_ascend/fast.py": TRITON_KERNEL,
+        "pkg/ops/backends/triton_ascend/fast.py": "import torch_npu\n" + TRITON_KERNEL,
     })  # fmt: skip
     assert kernels(tmp_path) == [
-        ("CK004", "pkg/ops/backends/triton_ascend/fast.py", 5, 2, "major", True),
+        ("CK004", "pkg/ops/backends/triton_ascend/fast.py", 6, 2, "major", True),
         ("CK004", "pkg/ops/fast.py", 5, 2, "blocker", False),
     ]
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    (ascend,) = [f for f in result.findings if f.path.startswith("pkg/ops/backends")]
+    assert [r.to_dict() for r in ascend.because] == [
+        {"rule": "alternative.other-accelerator", "evidence": "`import torch_npu` at the top of pkg/ops/backends/triton_ascend/fast.py"},
+        {"rule": "severity.fallback", "evidence": "a fallback is kept: at most major"},
+    ]
+
+
+def test_a_folder_named_for_another_accelerator_proves_nothing(tmp_path: Path) -> None:
+    # Issue 23: folder words (`amd`, `rocm`, `hip`, `ascend`) deleted findings. Without an
+    # import of another accelerator's package the kernel is CUDA work like any other, and
+    # the other findings there are reported, not dropped.
+    write(tmp_path, {
+        "pkg/__init__.py": "from pkg.ops.rocm import fast\nfrom pkg.amd import sync\n",
+        "pkg/ops/__init__.py": "",
+        "pkg/ops/rocm/__init__.py": "",
+        "pkg/ops/rocm/fast.py": TRITON_KERNEL,
+        "pkg/amd/__init__.py": "",
+        "pkg/amd/sync.py": "import torch\ntorch.cuda.synchronize()\n",
+    })  # fmt: skip
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    assert [(f.rule, f.path, f.severity, f.guarded) for f in result.findings if f.rule in ("CK004", "CA001")] == [
+        ("CA001", "pkg/amd/sync.py", "major", False),
+        ("CK004", "pkg/ops/rocm/fast.py", "blocker", False),
+    ]
+    assert result.set_aside == []
 
 
 def test_extension_imported_from_its_package_in_a_try(tmp_path: Path) -> None:
@@ -174,6 +203,7 @@ def test_extension_only_examples_import_is_not_required(tmp_path: Path) -> None:
         ["pkg/__init__.py", "examples/align.py"], ["examples/csrc/align_cuda_binding_kernel.cu"],
         {"pkg/__init__.py": "", "examples/align.py": "import align_cuda_binding\n"}.get,
         supporting_path,
+        JUDGEMENT,
     )  # fmt: skip
     assert reach.optional_extensions == frozenset({"align_cuda_binding"})
 
@@ -217,17 +247,51 @@ def test_an_extension_named_without_an_underscore_is_known_by_its_build(tmp_path
     assert [k for k in kernels(tmp_path) if k[0] == "CK003"] == [("CK003", "csrc/dcn_kernel.cu", 1, 1, "blocker", False)]
 
 
+KNN_DISPATCH = """\
+at::Tensor KNearestNeighborIdx(const at::Tensor& p1) {
+  if (p1.is_cuda()) {
+    return KNearestNeighborIdxCuda(p1);
+  }
+  return KNearestNeighborIdxCpu(p1);
+}
+"""
+
+
 def test_a_cuda_kernel_beside_a_cpu_implementation_of_its_op_keeps_a_fallback(tmp_path: Path) -> None:
-    # pytorch3d's layout: knn.cu and knn_cpu.cpp, the binding dispatching on x.is_cuda()
+    # knn.cu and knn_cpu.cpp, and a header that dispatches on the device to the CPU twin
     write(tmp_path, {
         "geo/__init__.py": "from geo import _C\n",
         "geo/csrc/knn/knn.cu": CUDA_KERNEL,
         "geo/csrc/knn/knn_cpu.cpp": "at::Tensor KNearestNeighborIdxCpu(const at::Tensor& p1) { return p1; }\n",
+        "geo/csrc/knn/knn.h": KNN_DISPATCH,
         "geo/csrc/blend/blend.cu": CUDA_KERNEL,
     })  # fmt: skip
     assert [k for k in kernels(tmp_path) if k[0] == "CK003"] == [
         ("CK003", "geo/csrc/blend/blend.cu", 1, 1, "blocker", False),
         ("CK003", "geo/csrc/knn/knn.cu", 1, 1, "major", True),
+    ]
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    (knn,) = [f for f in result.findings if f.path == "geo/csrc/knn/knn.cu" and f.rule == "CK003"]
+    assert knn.because[0].to_dict() == {
+        "rule": "fallback.cpu-twin",
+        "evidence": "geo/csrc/knn/knn.h dispatches on the device to `KNearestNeighborIdxCpu` in geo/csrc/knn/knn_cpu.cpp",
+    }
+
+
+def test_an_unrelated_or_unwired_cpu_source_keeps_no_fallback(tmp_path: Path) -> None:
+    # Issue 23: an unrelated `nms_cpu.cpp` lifted every `.cu` beside it. A CPU source of
+    # another op, or a twin nothing dispatches to, keeps no fallback.
+    write(tmp_path, {
+        "det/__init__.py": "from det import _C\n",
+        "det/csrc/deform_conv.cu": CUDA_KERNEL,
+        "det/csrc/nms_cpu.cpp": "at::Tensor nms_cpu(const at::Tensor& boxes) { return boxes; }\n",
+        "det/csrc/vision.cpp": "at::Tensor nms(const at::Tensor& b) { if (b.is_cuda()) { return nms_cuda(b); } return nms_cpu(b); }\n",
+        "geo/csrc/knn/knn.cu": CUDA_KERNEL,
+        "geo/csrc/knn/knn_cpu.cpp": "at::Tensor KNearestNeighborIdxCpu(const at::Tensor& p1) { return p1; }\n",
+    })  # fmt: skip
+    assert [k for k in kernels(tmp_path) if k[0] == "CK003"] == [
+        ("CK003", "det/csrc/deform_conv.cu", 1, 1, "blocker", False),
+        ("CK003", "geo/csrc/knn/knn.cu", 1, 1, "blocker", False),
     ]
 
 

@@ -10,6 +10,7 @@ from tpucheck.findings import Finding, ScanError, Span
 from tpucheck.judge.score import compute_score
 from tpucheck.report import github
 from tpucheck.result import Coverage, Inventory, ScanResult
+from tpucheck.ruleset.loader import load_judgement
 
 
 def finding(rule: str = "T001", severity: str = "major", path: str = "pkg/a.py", line: int = 3, message: str = "sync message",
@@ -26,7 +27,7 @@ def result_of(findings: list[Finding], suppressed: list[Finding] = (), errors: l
     # The report reads only the verdict of the score (in its overflow notice); the rest are placeholders.
     return ScanResult(
         root=".", findings=list(findings), suppressed=list(suppressed), errors=list(errors), skipped=[],
-        coverage=Coverage(0, 0, 0, 0, 0, 0), score=compute_score([], {}),
+        coverage=Coverage(0, 0, 0, 0, 0, 0), score=compute_score([], {}, load_judgement()),
         inventory=Inventory((), (), 0, 0), rules=["T001"],
     )
 

@@ -47,7 +47,7 @@ def rule(rule_id: str) -> Rule:
 
 
 def test_docs_page_is_generated_from_the_rules() -> None:
-    expected = ruledocs.markdown_page(RULESET.rules, ruledocs.judged_by_target(RULESET))
+    expected = ruledocs.markdown_page(RULESET.rules, RULESET.judgement.scoring, ruledocs.judged_by_target(RULESET))
     actual = DOCS.read_text(encoding="utf-8") if DOCS.exists() else ""
     if actual != expected:
         diff = "".join(list(difflib.unified_diff(actual.splitlines(True), expected.splitlines(True), "docs/rules.md", "generated"))[:40])
@@ -60,7 +60,7 @@ def test_the_regeneration_command_writes_that_page(tmp_path: Path) -> None:
     assert command[:3] == ["python", "-m", "tpucheck"] and command[-2:] == ["-o", "docs/rules.md"]
     done = run_cli(*command[3:-1], str(target))
     assert done.returncode == 0, done.stderr
-    assert target.read_bytes() == ruledocs.markdown_page(RULESET.rules, ruledocs.judged_by_target(RULESET)).encode("utf-8")
+    assert target.read_bytes() == ruledocs.markdown_page(RULESET.rules, RULESET.judgement.scoring, ruledocs.judged_by_target(RULESET)).encode("utf-8")
 
 
 def test_every_rule_has_one_anchored_section_and_a_contents_entry() -> None:
@@ -83,8 +83,8 @@ def test_help_uri_points_at_the_rule_anchor_in_this_repository() -> None:
 
 
 def test_page_sections_follow_category_order_and_are_deterministic() -> None:
-    page = ruledocs.markdown_page(RULESET.rules, ruledocs.judged_by_target(RULESET))
-    assert ruledocs.markdown_page(tuple(reversed(RULESET.rules)), ruledocs.judged_by_target(RULESET)) == page
+    page = ruledocs.markdown_page(RULESET.rules, RULESET.judgement.scoring, ruledocs.judged_by_target(RULESET))
+    assert ruledocs.markdown_page(tuple(reversed(RULESET.rules)), RULESET.judgement.scoring, ruledocs.judged_by_target(RULESET)) == page
     headings = re.findall(r"^## (\S+)$", page, flags=re.M)
     from tpucheck.findings import CATEGORIES
 

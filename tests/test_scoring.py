@@ -11,22 +11,23 @@ from dataclasses import replace
 import pytest
 
 from tpucheck.findings import Finding, Span
-from tpucheck.judge.score import (
-    FALLBACK_FACTOR,
-    compute_score,
-    grade_of,
-    placed_severity,
-    score_of,
-)
+from tpucheck.judge.place import placed_severity
+from tpucheck.judge.score import Model, compute_score
+from tpucheck.ruleset.loader import load_judgement
 from tpucheck.ruleset.model import Rule
 
+JUDGEMENT = load_judgement()
+FALLBACK_FACTOR = JUDGEMENT.scoring.fallback_factor
 
-def make_rule(rule_id: str, low: float, high: float, per: str = "occurrence", inventory: str | None = None) -> Rule:
+
+def make_rule(
+    rule_id: str, low: float, high: float, per: str = "occurrence", inventory: str | None = None, *, category: str = "cuda-api", stack: str | None = None
+) -> Rule:
     return Rule(
-        id=rule_id, name=rule_id.lower(), category="cuda-api", severity="major", confidence="high",
+        id=rule_id, name=rule_id.lower(), category=category, severity="major", confidence="high",
         affects=("training", "inference"), effort_low=low, effort_high=high, effort_per=per,
         message="m", fix_tpu="f", fix_xla=None, docs=(), matchers=(), needles=(),
-        flag_examples=(), pass_examples=(), source="x:1", inventory=inventory,
+        flag_examples=(), pass_examples=(), source="x:1", inventory=inventory, stack=stack,
     )
 
 
@@ -38,6 +39,8 @@ RULES = {
     "KERNEL": make_rule("KERNEL", 8.0, 24.0, inventory="kernel"),
     "PKG": make_rule("PKG", 2.0, 6.0, "project", inventory="package"),
     "WIDE": make_rule("WIDE", 0.2, 8.0),
+    "CUDAK": make_rule("CUDAK", 8.0, 24.0, inventory="kernel", category="custom-kernel"),
+    "STACK": make_rule("STACK", 8.0, 24.0, "project", inventory="package", category="dependency", stack="training"),
 }
 
 
@@ -51,8 +54,12 @@ def finding(
     )
 
 
-def judged(findings: list[Finding]):  # type: ignore[no-untyped-def]
-    return compute_score(findings, RULES)
+def judged(findings: list[Finding], workloads: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
+    return compute_score(findings, RULES, JUDGEMENT, workloads)
+
+
+MODEL = Model(RULES, JUDGEMENT)
+score_of, grade_of = MODEL.score_of, MODEL.grade_of
 
 
 def test_nothing_found_scores_100_grade_a() -> None:
@@ -159,7 +166,7 @@ def test_many_distinct_mechanical_rules_never_sink_a_repo() -> None:
         Finding(rule, rule.lower(), "cuda-api", "minor", "high", f"lib/m{k}.py", Span(1, 1, 1, 2), None, "m", "f", ("training",), "s", "library", False, f"{rule}{k}")
         for rule in many for k in range(3)
     ]
-    assert compute_score(findings, many).grade in ("A", "B")
+    assert compute_score(findings, many, JUDGEMENT).grade in ("A", "B")
 
 
 def test_blockers_in_the_core_dominate() -> None:
@@ -204,7 +211,56 @@ def test_a_reference_path_halves_its_kernel() -> None:
     kernel = replace(finding("KERNEL", "blocker"), detail="_row_softmax_fwd_kernel")
     other = replace(finding("KERNEL", "blocker", 1, path="lib/b.py"), detail="bias_gelu_kernel")
     reference = replace(finding("KERNEL", "info", 2, path="tests/test_k.py", role="test"), rule="REF", detail="softmax_ref", inventory="reference")
-    alone = compute_score([kernel, other], rules)
-    helped = compute_score([kernel, other, reference], rules)
+    alone = compute_score([kernel, other], rules, JUDGEMENT)
+    helped = compute_score([kernel, other, reference], rules, JUDGEMENT)
     assert helped.cost == pytest.approx(alone.cost * 0.75)
     assert all(item.rule != "REF" for item in helped.plan)
+
+
+def test_a_port_is_never_zero_hours() -> None:
+    # Issue 23: an HF-Trainer script with nothing CUDA-specific scored 100 with 0 h. Every
+    # workload the product has needs a run on the target and a numerics check.
+    clean = judged([], workloads=("training", "inference"))
+    low = sum(JUDGEMENT.scoring.validation[w][0] for w in ("training", "inference"))
+    high = sum(JUDGEMENT.scoring.validation[w][1] for w in ("training", "inference"))
+    assert (clean.effort.low, clean.effort.high) == pytest.approx((low, high))
+    assert 90.0 <= clean.score < 100.0 and clean.grade == "A"
+    assert [(item.phase, item.rule, item.name) for item in clean.plan] == [
+        ("validation", "validation", "validate-inference"), ("validation", "validation", "validate-training"),
+    ]
+    assert judged([], workloads=("inference",)).effort.high == pytest.approx(JUDGEMENT.scoring.validation["inference"][1])
+
+
+def test_a_blocker_on_the_main_path_caps_the_grade() -> None:
+    # Issue 28: "1 blocker" beside "grade A (runs after mechanical edits)". A blocker caps
+    # the score at B; a kernel or CUDA-only dependency on the main path at D.
+    one = judged([replace(finding("SYNC", "blocker"), category="unsupported-op")])
+    assert one.score == JUDGEMENT.scoring.blocker_cap and one.grade == "B"
+    kernel = judged([replace(finding("CUDAK", "blocker"), category="custom-kernel")])
+    assert kernel.score == JUDGEMENT.scoring.kernel_cap and kernel.grade == "D"
+    # a fallback-kept or supporting blocker caps nothing (it is no blocker there anyway)
+    assert judged([replace(finding("CUDAK", "major", guarded=True), category="custom-kernel")]).grade == "A"
+    assert judged([replace(finding("CUDAK", "minor", role="test", path="tests/test_k.py"), category="custom-kernel")]).grade == "A"
+
+
+def test_a_stack_is_priced_by_the_product_built_on_it() -> None:
+    # Issue 23: DeepSpeed as the only training strategy was priced once (8-24 h). Each
+    # further product file built on the stack adds its part of the rework.
+    low, high = JUDGEMENT.scoring.stack_file_hours
+    one = judged([finding("STACK", "blocker", 0, path="lib/train.py")])
+    six = judged([finding("STACK", "blocker", n, path=f"lib/m{n}.py") for n in range(6)])
+    assert (one.effort.low, one.effort.high) == pytest.approx((8.0, 24.0))
+    assert (six.effort.low, six.effort.high) == pytest.approx((8.0 + 5 * low, 24.0 + 5 * high))
+    # more uses in the same file are no more rework
+    assert judged([finding("STACK", "blocker", n, path="lib/train.py") for n in range(6)]).effort.high == pytest.approx(24.0)
+
+
+def test_a_copied_kernel_is_ported_once() -> None:
+    # Issue 23: a repository with eight versions summed every copy of every kernel.
+    copies = [replace(finding("KERNEL", "blocker", n, path=f"v{n}/csrc/wkv.cu"), detail="wkv_forward") for n in range(4)]
+    once = judged(copies[:1])
+    four = judged(copies)
+    assert four.effort.high == pytest.approx(once.effort.high * (1 + 3 * JUDGEMENT.scoring.copy_factor))
+    # different kernels in different folders are each ported
+    distinct = [replace(c, detail=f"op{n}_forward") for n, c in enumerate(copies)]
+    assert judged(distinct).effort.high == pytest.approx(4 * once.effort.high)

@@ -385,7 +385,7 @@ def rules_command(
     if output_format == "json":
         _write_text(json.dumps([ruledocs.rule_to_dict(r) for r in chosen], indent=2, ensure_ascii=False) + "\n", output)
     elif output_format == "markdown":
-        _write_text(ruledocs.markdown_page(chosen, ruledocs.judged_by_target(ruleset)), output)
+        _write_text(ruledocs.markdown_page(chosen, ruleset.judgement.scoring, ruledocs.judged_by_target(ruleset)), output)
     else:
         _write_rich(ruledocs.terminal_table(chosen, long=long), output)
 

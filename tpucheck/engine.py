@@ -12,9 +12,10 @@ import hashlib
 import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
 
 from tpucheck.analyze import AnalysisContext, analyze_text, build_context
 from tpucheck.analyze.budget import BudgetExceeded, time_limit
@@ -27,12 +28,15 @@ from tpucheck.discover.walk import (
     SourceFile,
     discover_paths,
 )
-from tpucheck.findings import FileResult, Finding, ScanError, Skipped
+from tpucheck.findings import FileResult, Finding, Reason, ScanError, Skipped
 from tpucheck.gates.finish import Assembled, finish
-from tpucheck.judge.place import place
-from tpucheck.judge.roles import supporting_path
+from tpucheck.judge.entrypoints import entry_point_paths
+from tpucheck.judge.place import Placement, place
+from tpucheck.judge.roles import Roles
 from tpucheck.judge.verdict import build_result
+from tpucheck.judge.versions import older_versions
 from tpucheck.result import Coverage, ScanResult, is_cuda_source
+from tpucheck.ruleset.judgement import Judgement
 from tpucheck.ruleset.model import Ruleset
 
 __all__ = ["ScanOptions", "Settings", "assemble", "build_result", "default_jobs", "scan"]
@@ -250,7 +254,7 @@ def scan(
         extra_globs=context.other_globs,
     )
     context.python.first_party = first_party_packages(root if os.path.isdir(root) else os.path.dirname(os.path.abspath(root)))
-    reach = _reachability(root, found if not paths else None, options)
+    tree = _tree_facts(root, found if not paths else None, options, ruleset.judgement)
     if options.shard is not None:
         found = _take_shard(found, options.shard)
     jobs = options.jobs or default_jobs()
@@ -275,30 +279,57 @@ def scan(
         found.errors,
         files_found=len(found.files) + len(found.skipped) + len(found.errors),
         shard=options.shard,
-        reach=reach,
+        tree=tree,
     )
     return finish(assembled, options)
 
 
-def _reachability(root: str, found: Discovery | None, options: Settings) -> Reachability | None:
-    """The import graph of the whole tree, whatever part of it this run analyzes (a shard,
-    or the files pre-commit names), so every run judges a file as a full scan does."""
+@dataclass(frozen=True, slots=True)
+class TreeFacts:
+    """What only the whole tree tells: the import graph, the commands the project exposes,
+    older versions kept beside the newest, and the workloads the product has."""
+
+    reach: Reachability | None = None
+    entry_points: frozenset[str] = frozenset()
+    older: dict[str, Reason] = field(default_factory=dict)
+    workloads: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Product file -> the workloads it shows (a model: inference; a training step:
+    training). A run validates the workloads of the files it analyzed, so shards merge
+    to a full scan's answer."""
+
+    def workloads_of(self, paths: Iterable[str]) -> tuple[str, ...]:
+        found = set().union(*(self.workloads.get(p, frozenset()) for p in paths))
+        return tuple(w for w in ("training", "inference") if w in found)
+
+
+def _tree_facts(root: str, found: Discovery | None, options: Settings, judgement: Judgement) -> TreeFacts:
+    """Read once over the whole tree, whatever part of it this run analyzes (a shard, or
+    the files pre-commit names), so every run judges a file as a full scan does."""
     if not os.path.isdir(root):
-        return None
+        return TreeFacts()
     if found is None:
         found = discover_paths(root, None, exclude=options.exclude, respect_gitignore=options.respect_gitignore, max_file_size=options.max_file_size)
     by_path = {f.path: f.abspath for f in found.files}
+    roles = Roles(judgement)
+    markers = judgement.training_markers
+    workloads: dict[str, frozenset[str]] = {}
 
     def read(path: str) -> str | None:
         try:
             with open(by_path[path], encoding="utf-8", errors="replace") as handle:
-                return handle.read()
+                text = handle.read()
         except OSError:
             return None
+        if path.endswith(".py") and "torch" in text and not roles.supporting(path):
+            workloads[path] = frozenset({"inference", *(("training",) if any(marker in text for marker in markers) else ())})
+        return text
 
     python = [f.path for f in found.files if "python" in f.kinds and f.path.endswith((".py", ".pyi"))]
     native = [f.path for f in found.files if "native" in f.kinds]
-    return reachability(python, native, read, supporting_path)
+    entry_points = entry_point_paths([f.path for f in found.files], read)
+    reach = reachability(python, native, read, Roles(judgement, entry_points).supporting, judgement)
+    older = older_versions(by_path, judgement)
+    return TreeFacts(reach, entry_points, older, workloads)
 
 
 def assemble(
@@ -310,17 +341,22 @@ def assemble(
     *,
     files_found: int,
     shard: tuple[int, int] | None = None,
-    reach: Reachability | None = None,
+    tree: TreeFacts | None = None,
 ) -> Assembled:
-    """FileResults to findings: pure, so caches can feed it too; `postscan.finish` sets
-    aside what the user asked to and scores."""
+    """FileResults to findings: pure, so caches can feed it too; `gates.finish` sets aside
+    what the user asked to and scores."""
+    tree = tree or TreeFacts()
     rules = ruleset.by_id()
+    placement = Placement(Roles(ruleset.judgement, tree.entry_points), tree.reach, ruleset.host.categories, tree.older)
     findings: list[Finding] = []
+    set_aside: list[Finding] = []
     errors = list(discovery_errors)
     for result in results:
         if result.error is not None:
             errors.append(result.error)
-        findings.extend(place(result, rules, reach, ruleset.host.categories))
+        placed = place(result, rules, placement)
+        findings.extend(placed.findings)
+        set_aside.extend(placed.set_aside)
     coverage = Coverage(
         files_found=files_found,
         files_analyzed=sum(r.error is None for r in results),
@@ -330,4 +366,4 @@ def assemble(
         lines_scanned=sum(r.lines for r in results if r.error is None),
     )
     cuda_files = [(r.path, r.lines) for r in results if r.error is None and is_cuda_source(r.path)]
-    return Assembled(root, ruleset, findings, errors, skipped, coverage, shard=shard, cuda_files=cuda_files)
+    return Assembled(root, ruleset, findings, errors, skipped, coverage, shard=shard, cuda_files=cuda_files, set_aside=set_aside, workloads=tree.workloads_of(r.path for r in results if r.error is None))

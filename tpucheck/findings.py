@@ -53,6 +53,29 @@ class Span:
 
 
 @dataclass(frozen=True, slots=True)
+class Reason:
+    """Why a finding weighs less than its rule says, or sits where it does: the judgement
+    rule that fired (a key of rules/judgement.yaml, e.g. `guard.test`, `role.test`) and the
+    evidence it fired on. From an analyzer, `line` and `cell` place the evidence in the
+    same file; the judgement folds them into the text (`... at train.py:40`)."""
+
+    rule: str
+    evidence: str
+    line: int | None = None
+    cell: int | None = None
+
+    def located(self, path: str) -> Reason:
+        """The evidence with its place written out, for the report."""
+        if self.line is None:
+            return self
+        where = f"{path}:cell {self.cell}:{self.line}" if self.cell is not None else f"{path}:{self.line}"
+        return Reason(self.rule, f"{self.evidence} at {where}")
+
+    def to_dict(self) -> dict[str, str]:
+        return {"rule": self.rule, "evidence": self.evidence}
+
+
+@dataclass(frozen=True, slots=True)
 class RawMatch:
     """What one rule matched in one file, before the rule's data is attached."""
 
@@ -75,6 +98,8 @@ class RawMatch:
     """Supporting code inside a library file, decided from the code: "example" (an
     `if __name__ == "__main__":` block), "benchmark" (a `bench*`/`*_benchmark` function),
     "test" (a `test_*` function). None: the file's own role (from its path) applies."""
+    reasons: tuple[Reason, ...] = ()
+    """The evidence for `guarded` and `role`, when the analyzer decided them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +199,9 @@ class Finding:
     help_uri: str | None = None
     baselined: bool = False
     """Recorded in the baseline file: reported, counted in the score, left out of the gate."""
+    because: tuple[Reason, ...] = ()
+    """Every discount and placement this finding got, with its evidence: the guard that
+    keeps a fallback, the role of its code, the cap that lowered its severity."""
     outside_diff: bool = False
     """Not on a line changed since `--diff-base`: reported, left out of the gate."""
 
@@ -209,6 +237,8 @@ class Finding:
         }
         if self.detail is not None:
             data["detail"] = self.detail
+        if self.because:
+            data["because"] = [reason.to_dict() for reason in self.because]
         if self.suppressed:
             data["suppression_reason"] = self.suppression_reason
         if self.baselined:
@@ -245,6 +275,7 @@ class Finding:
             help_uri=data.get("help_uri"),
             baselined=bool(data.get("baselined", False)),
             outside_diff=bool(data.get("outside_diff", False)),
+            because=tuple(Reason(expect_str(r["rule"], "because.rule"), expect_str(r["evidence"], "because.evidence")) for r in data.get("because", ())),
         )
 
 

@@ -20,9 +20,10 @@ from tpucheck.findings import (
 from tpucheck.judge.score import Score
 from tpucheck.ruleset.model import DEFAULT_TARGET, Rule
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 """1.1 added root, gate, shard, configuration_errors and the baselined/outside_diff marks;
-1.2 the target, the effort split (supporting, performance), contributors, plan phases."""
+1.2 the target, the effort split (supporting, performance), contributors, plan phases;
+1.3 each finding's `because`, the set-aside findings, workloads, optional effort."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +156,19 @@ class ScanResult:
     configuration_errors: list[ScanError] = field(default_factory=list)
     """Problems in config, rule or baseline files: the scan went on without the bad parts,
     and the command exits 2 after reporting."""
+    set_aside: list[Finding] = field(default_factory=list)
+    """Findings reported apart and not scored, each with its reason (`because`): code of
+    another accelerator, older versions of the product, a test's own performance."""
+    workloads: tuple[str, ...] = ()
+    """The product's workloads (training, inference), each validated on the target."""
+
+    def set_aside_counts(self) -> dict[str, int]:
+        """Set-aside findings by the reason that set them aside."""
+        counts: dict[str, int] = {}
+        for finding in self.set_aside:
+            rule = finding.because[-1].rule if finding.because else "unknown"
+            counts[rule] = counts.get(rule, 0) + 1
+        return dict(sorted(counts.items()))
 
     def gated_findings(self) -> list[Finding]:
         """What `--fail-on` judges: not baselined, and in the diff when one was given."""
@@ -242,6 +256,9 @@ class ScanResult:
                 "baselined": self.baselined_count(),
                 "outside_diff": self.outside_diff_count(),
                 "gated": len(self.gated_findings()),
+                "set_aside": self.set_aside_counts(),
+                "workloads": list(self.workloads),
+                "optional_effort_hours": score.optional_effort.to_dict(),
             },
             "gate": {"baseline": self.baseline, "diff_base": self.diff_base},
             "coverage": self.coverage.to_dict(),
@@ -249,6 +266,7 @@ class ScanResult:
             "plan": [item.to_dict() for item in score.plan],
             "findings": [f.to_dict() for f in self.findings],
             "suppressed": [f.to_dict() for f in self.suppressed],
+            "set_aside": [f.to_dict() for f in self.set_aside],
             "errors": [e.to_dict() for e in self.errors],
             "skipped": [s.to_dict() for s in self.skipped],
             "configuration_errors": [e.to_dict() for e in self.configuration_errors],

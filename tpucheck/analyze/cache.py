@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import tpucheck
-from tpucheck.findings import FileResult, RawMatch, ScanError, Span, Suppression
+from tpucheck.findings import FileResult, RawMatch, Reason, ScanError, Span, Suppression
 from tpucheck.jsontypes import expect_bool, expect_int, expect_list, expect_str, optional_str
 from tpucheck.ruleset.model import Ruleset
 
@@ -260,7 +260,7 @@ def _result_to_json(result: FileResult) -> dict[str, Any]:
         "lines": result.lines,
         "parsed": result.parsed,
         "matches": [
-            [m.rule_id, m.span.line, m.span.column, m.span.end_line, m.span.end_column, m.snippet, m.cell, m.guarded, m.detail, m.severity, m.role]
+            [m.rule_id, m.span.line, m.span.column, m.span.end_line, m.span.end_column, m.snippet, m.cell, m.guarded, m.detail, m.severity, m.role, [[r.rule, r.evidence, r.line, r.cell] for r in m.reasons]]
             for m in result.matches
         ],
         "suppressions": [[line, sorted(s.rules), s.reason] for line, s in sorted(result.suppressions.items())],
@@ -278,7 +278,7 @@ def _result_from_json(path: str, kind: str, data: Any) -> FileResult:
         raise _Malformed
     matches = []
     for item in expect_list(data["matches"]):
-        rule_id, line, column, end_line, end_column, snippet, cell, guarded, detail, severity, role = expect_list(item, length=11)
+        rule_id, line, column, end_line, end_column, snippet, cell, guarded, detail, severity, role, reasons = expect_list(item, length=12)
         matches.append(
             RawMatch(
                 rule_id=expect_str(rule_id),
@@ -289,6 +289,7 @@ def _result_from_json(path: str, kind: str, data: Any) -> FileResult:
                 detail=optional_str(detail),
                 severity=optional_str(severity),
                 role=optional_str(role),
+                reasons=tuple(_reason(r) for r in expect_list(reasons)),
             )
         )
     suppressions = {}
@@ -300,6 +301,11 @@ def _result_from_json(path: str, kind: str, data: Any) -> FileResult:
         error_kind, message = expect_list(data["error"], length=2)
         error = ScanError(path, expect_str(error_kind), expect_str(message))
     return FileResult(path=path, kind=kind, lines=expect_int(data["lines"]), parsed=expect_bool(data["parsed"]), matches=matches, suppressions=suppressions, error=error)
+
+
+def _reason(item: Any) -> Reason:
+    rule, evidence, line, cell = expect_list(item, length=4)
+    return Reason(expect_str(rule), expect_str(evidence), None if line is None else expect_int(line), None if cell is None else expect_int(cell))
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ mapped back to (cell, line in cell); cells that do not parse are left out and re
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from tpucheck.analyze.deps import match_requirements
 from tpucheck.analyze.manifests import Requirement
@@ -21,7 +22,7 @@ from tpucheck.analyze.python import (
     find_suppressions,
     parse_python,
 )
-from tpucheck.findings import FileResult, RawMatch, ScanError, Span, suppression_key
+from tpucheck.findings import FileResult, RawMatch, Reason, ScanError, Span, suppression_key
 from tpucheck.ruleset.model import Rule
 from tpucheck.ruleset.names import normalize_package
 
@@ -62,11 +63,20 @@ def analyze_notebook(path: str, text: str, index: PythonIndex, dependency_rules:
         if end_cell != cell:
             end_line = line
         span = Span(line, match.span.column, end_line, match.span.end_column)
-        result.matches.append(RawMatch(match.rule_id, span, match.snippet, cell, match.guarded, match.detail, match.severity, match.role))
+        reasons = tuple(_in_cell(reason, module.to_cell) for reason in match.reasons)
+        result.matches.append(RawMatch(match.rule_id, span, match.snippet, cell, match.guarded, match.detail, match.severity, match.role, reasons))
     if analysis.matches:
         for virtual_line, suppression in find_suppressions(module.code).items():
             cell, line = module.to_cell(virtual_line)
             result.suppressions[suppression_key(line, cell)] = suppression
+
+
+def _in_cell(reason: Reason, to_cell: Callable[[int], tuple[int, int]]) -> Reason:
+    """Evidence found in the notebook's virtual module, placed in its cell."""
+    if reason.line is None:
+        return reason
+    cell, line = to_cell(reason.line)
+    return Reason(reason.rule, reason.evidence, line, cell)
 
 
 def _broken_cells(cells: list[Cell]) -> list[tuple[int, str, str]]:

@@ -20,29 +20,16 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-__all__ = ["Import", "Reachability", "other_backend", "reachability", "scan_imports"]
+from tpucheck.findings import Reason
+from tpucheck.ruleset.judgement import Judgement
+
+__all__ = ["Import", "Reachability", "reachability", "scan_imports"]
 
 _IMPORT = re.compile(r"^([ \t]*)(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(.*)|import[ \t]+(.*))$")
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
 _NATIVE = (".cu", ".cuh")
-_CPU_SOURCE = re.compile(r"(^|/)[^/]*_cpu\.(cpp|cc|cxx)$")
-"""A CPU implementation of an op, beside its CUDA kernel in the same folder."""
-_FRAMEWORKS = frozenset({"torch", "triton", "jax", "numpy", "transformers", "apex", "tensorflow"})
-"""Imports of these name their own submodules, never a project's compiled extension."""
-
-
-OTHER_BACKENDS = frozenset({"ascend", "npu", "rocm", "hip", "amd", "xpu", "ipex", "hpu", "habana", "gaudi", "mlu", "musa", "mps", "metal"})
-"""Folder-name words of code written for another accelerator (`backends/triton_ascend`,
-`rocm/`, an Intel XPU shim in `ipex/`): the code picks it only on that device, so it is an
-alternative to the CUDA code beside it, not more work on the way to the TPU."""
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def other_backend(path: str) -> bool:
-    """Whether a folder on the path names another accelerator's backend."""
-    return any(word in OTHER_BACKENDS for folder in path.lower().split("/")[:-1] for word in _WORD.findall(folder))
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +39,9 @@ class Import:
     level: int
     module: str
     conditional: bool
-    """Indented: under try/if/with, or in a function or class body."""
+    """Under a try or in a function body: it may not run when the module loads."""
+    top: bool = False
+    """At the module's top level, under no block at all: it runs whenever the module loads."""
 
 
 _BLOCK = re.compile(r"^(async[ \t]+def|def|class|try|except|if|elif|else|for|while|with|async[ \t]+with|async[ \t]+for|finally|match|case)\b")
@@ -71,7 +60,7 @@ def scan_imports(text: str) -> list[Import]:
     depth = 0  # open brackets carried over from earlier lines
     in_string: str | None = None
     pending: list[str] | None = None  # an import whose names continue on the next lines
-    pending_conditional = False
+    pending_conditional = pending_top = False
     for raw in text.splitlines():
         line = raw.split("#", 1)[0].rstrip() if "#" in raw and in_string is None else raw.rstrip()
         if in_string is not None:
@@ -91,7 +80,7 @@ def scan_imports(text: str) -> list[Import]:
             if pending is not None:
                 pending[2] += " " + stripped
                 if depth == 0:
-                    out.extend(_targets(pending[0], pending[1], pending[2], None, conditional=pending_conditional))
+                    out.extend(_targets(pending[0], pending[1], pending[2], None, conditional=pending_conditional, top=pending_top))
                     pending = None
             continue
         indent = len(line) - len(stripped)
@@ -112,13 +101,13 @@ def scan_imports(text: str) -> list[Import]:
         _, dots, base, names, plain = match.groups()
         conditional = any(kind in _OPTIONAL_BLOCKS for _, kind in blocks)
         if depth and names is not None:
-            pending, pending_conditional = [dots, base, names], conditional
+            pending, pending_conditional, pending_top = [dots, base, names], conditional, not blocks
             continue
-        out.extend(_targets(dots, base, names, plain, conditional=conditional))
+        out.extend(_targets(dots, base, names, plain, conditional=conditional, top=not blocks))
     return out
 
 
-def _targets(dots: str, base: str, names: str | None, plain: str | None, *, conditional: bool) -> list[Import]:
+def _targets(dots: str, base: str, names: str | None, plain: str | None, *, conditional: bool, top: bool = False) -> list[Import]:
     rest = names if names is not None else plain or ""
     out: list[Import] = []
     for piece in rest.strip("() \\").split(","):
@@ -126,9 +115,9 @@ def _targets(dots: str, base: str, names: str | None, plain: str | None, *, cond
         if not _NAME.fullmatch(target):
             continue  # `*`, or a name continued on a line this scan does not join
         if plain is not None:
-            out.append(Import(0, target, conditional))
+            out.append(Import(0, target, conditional, top))
         else:
-            out.append(Import(len(dots), f"{base}.{target}" if base else target, conditional))
+            out.append(Import(len(dots), f"{base}.{target}" if base else target, conditional, top))
     return out
 
 
@@ -143,15 +132,23 @@ def module_name(path: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Reachability:
-    """The verdict: project files only reached through imports that may not run."""
+    """The verdict: project files only reached through imports that may not run, and
+    files that only run on another accelerator, each with its evidence."""
 
     optional_files: frozenset[str]
     optional_extensions: frozenset[str]
     """Compiled extension modules (last name component) only imported optionally; their
     build rules (CUDAExtension(name=...)) are fallback kept too."""
+    evidence: dict[str, Reason] = field(default_factory=dict)
+    """Path (or extension name) -> why it is optional."""
+    other_accelerator: dict[str, Reason] = field(default_factory=dict)
+    """Path -> the import that ties it to another accelerator."""
 
     def optional(self, path: str) -> bool:
-        return path in self.optional_files or other_backend(path)
+        return path in self.optional_files
+
+    def why(self, key: str) -> Reason | None:
+        return self.evidence.get(key)
 
 
 class _Graph:
@@ -203,6 +200,7 @@ def reachability(
     native_files: Iterable[str],
     read: Callable[[str], str | None],
     supporting: Callable[[str], bool],
+    judgement: Judgement,
 ) -> Reachability:
     """Optional modules and CUDA sources of a project, from its files' imports.
 
@@ -219,6 +217,9 @@ def reachability(
     external: dict[str, list[tuple[str, bool]]] = {}  # last component -> (importer, conditional)
     declared: dict[str, set[str]] = {}  # extension (last component) -> CUDA sources its build lists
     by_path: set[str] = set()  # modules imported by their full dotted path from the top
+    frameworks = judgement.frameworks
+    elsewhere = frozenset(judgement.other_accelerator_modules)
+    other_accelerator: dict[str, Reason] = {}
     for dotted, path in graph.modules.items():
         text = read(path)
         if text is None:
@@ -226,8 +227,10 @@ def reachability(
         if "Extension" in text:
             _note_sources(declared, path, text)
         for imp in scan_imports(text):
+            if imp.top and not imp.level and imp.module.partition(".")[0] in elsewhere and path not in other_accelerator:
+                other_accelerator[path] = Reason("alternative.other-accelerator", f"`import {imp.module}` at the top of {path}")
             targets = graph.resolve(dotted, imp)
-            _note_extension(external, imp, targets, dotted, imp.conditional)
+            _note_extension(external, imp, targets, dotted, imp.conditional, frameworks)
             if not targets:
                 continue
             for target in targets:
@@ -243,7 +246,7 @@ def reachability(
     for path in sorted(set(python_files) - set(product)):
         # An extension only tests or examples import is theirs: never required.
         for imp in scan_imports(read(path) or ""):
-            _note_extension(external, imp, graph.resolve("", imp), "", True)
+            _note_extension(external, imp, graph.resolve("", imp), "", True, frameworks)
     # An extension is named like one (`*_cuda`, `*_C`: an underscore) or declared by a build.
     external = {name: sites for name, sites in external.items() if "_" in name or name in declared}
     packages = {path.rpartition("/")[0] for path in graph.modules.values() if path.endswith(("/__init__.py", "/__init__.pyi"))}
@@ -257,24 +260,97 @@ def reachability(
                 required.add(target)
                 stack.append(target)
     optional_files = frozenset(path for dotted, path in graph.modules.items() if dotted not in required)
+    evidence: dict[str, Reason] = {}
+    for dotted, path in graph.modules.items():
+        if dotted not in required:
+            importer = next((graph.modules[m] for m, sites in edges.items() for t, c in sites if t == dotted and c), None)
+            if importer is not None:
+                evidence[path] = Reason("fallback.optional-module", f"{path} is only imported inside a try, a function or TYPE_CHECKING (by {importer})")
     ext_required = {name for name, sites in external.items() if any(m in required and not c for m, c in sites)}
     ext_optional = frozenset(name for name in external if name not in ext_required)
+    for name in ext_optional:
+        evidence[name] = Reason("fallback.optional-module", f"the extension `{name}` is only imported inside a try, a function or TYPE_CHECKING")
     native_files = list(native_files)
-    # `knn.cu` beside `knn_cpu.cpp`: the extension dispatches on the tensor's device
-    # (`if (x.is_cuda()) {...} else {cpu}`), so the op runs without its CUDA kernel.
-    cpu_twins = {path.rpartition("/")[0] for path in native_files if _CPU_SOURCE.search(path)}
-    native_optional = frozenset(
-        path for path in native_files if path.endswith(_NATIVE) and not supporting(path)
-        and ((_links(path, ext_optional, declared) and not _links(path, ext_required, declared)) or path.rpartition("/")[0] in cpu_twins)
-    )  # fmt: skip
-    return Reachability(optional_files | native_optional, ext_optional)
+    twins = _wired_twins(native_files, read, judgement)
+    native_optional = set()
+    for path in native_files:
+        if not path.endswith(_NATIVE) or supporting(path):
+            continue
+        extension = next((e for e in sorted(ext_optional) if _links(path, (e,), declared)), None)
+        if extension is not None and not _links(path, ext_required, declared):
+            native_optional.add(path)
+            evidence[path] = evidence[extension]
+        elif path in twins:
+            native_optional.add(path)
+            evidence[path] = twins[path]
+    return Reachability(optional_files | frozenset(native_optional), ext_optional, evidence, other_accelerator)
 
 
-def _note_extension(external: dict[str, list[tuple[str, bool]]], imp: Import, targets: list[str], importer: str, conditional: bool) -> None:
+def _wired_twins(native_files: list[str], read: Callable[[str], str | None], judgement: Judgement) -> dict[str, Reason]:
+    """CUDA sources whose op has a CPU implementation that the extension's dispatcher
+    selects by the tensor's device: `knn/knn_cpu.cpp` beside `knn/knn.cu`, wired when a C++
+    file of that folder or its parent both calls into the CPU source's functions and tests
+    the device (`if (x.is_cuda()) ... else knn_cpu(...)`). A CPU source of another op
+    (`nms_cpu.cpp` beside `deform_conv.cu`) is no twin."""
+    twin, dispatch = judgement.cpu_twin, judgement.device_dispatch
+    if twin is None or dispatch is None:
+        return {}
+    out: dict[str, Reason] = {}
+    sources = [p for p in native_files if p.endswith(_NATIVE)]
+    for cpu_path in native_files:
+        found = twin.search(cpu_path.rpartition("/")[2])
+        if found is None:
+            continue
+        folder, stem = cpu_path.rpartition("/")[0], found.group("stem")
+        kernels = [p for p in sources if p.rpartition("/")[0] == folder and _op_stem(p) == stem]
+        if not kernels:
+            continue
+        names = _defined_functions(read(cpu_path) or "")
+        parent = folder.rpartition("/")[0]
+        dispatchers = [
+            p for p in native_files
+            if p != cpu_path and not p.endswith(_NATIVE) and p.rpartition("/")[0] in (folder, parent)
+        ]  # fmt: skip
+        for candidate in dispatchers:
+            text = read(candidate) or ""
+            called = next((n for n in names if re.search(rf"\b{re.escape(n)}\s*\(", text)), None)
+            if called is not None and dispatch.search(text):
+                for kernel in kernels:
+                    out[kernel] = Reason("fallback.cpu-twin", f"{candidate} dispatches on the device to `{called}` in {cpu_path}")
+                break
+    return out
+
+
+def _op_stem(path: str) -> str:
+    """`knn/knn_cuda_kernel.cu` -> `knn`: the op a CUDA source implements, by its name."""
+    stem = path.rpartition("/")[2].rsplit(".", 1)[0]
+    for suffix in ("_kernel", "_kernels", "_cuda", "_gpu"):
+        stem = stem.removesuffix(suffix)
+    return stem.removesuffix("_cuda")
+
+
+_FUNCTION = re.compile(r"^[A-Za-z_][\w:<>,*&\s]*?[\s*&]([A-Za-z_]\w*)\s*\(")
+
+
+def _defined_functions(text: str) -> list[str]:
+    """Names of the functions a C++ source defines at its top: an unindented line with a
+    return type, a name and `(`, that is not a declaration ending in `;`."""
+    skip = {"if", "for", "while", "switch", "return", "sizeof"}
+    names = set()
+    for line in text.splitlines():
+        found = _FUNCTION.match(line)
+        if found is not None and not line.rstrip().endswith(";") and found.group(1) not in skip:
+            names.add(found.group(1))
+    return sorted(names)
+
+
+def _note_extension(
+    external: dict[str, list[tuple[str, bool]]], imp: Import, targets: list[str], importer: str, conditional: bool, frameworks: frozenset[str]
+) -> None:
     """Record an import that may name a compiled extension: not a project module of that
     name (`from fairseq import libnat_cuda` resolves only to the package), absolute, and
     never a framework's own."""
-    if imp.level or imp.module.partition(".")[0] in _FRAMEWORKS:
+    if imp.level or imp.module.partition(".")[0] in frameworks:
         return
     parts = imp.module.split(".")
     resolved = targets[0].rpartition(".")[2] if targets else None

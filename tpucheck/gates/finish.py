@@ -39,6 +39,10 @@ class Assembled:
     cuda_files: Sequence[tuple[str, int]] = ()
     problems: list[ScanError] = field(default_factory=list)
     """Configuration problems found before the scan, reported with the result."""
+    set_aside: list[Finding] = field(default_factory=list)
+    """Findings the judgement reports apart, unscored, each with its reason."""
+    workloads: tuple[str, ...] = ()
+    """The workloads the product has (training, inference): each needs a validation run."""
 
 
 def finish(assembled: Assembled, settings: Settings) -> ScanResult:
@@ -60,6 +64,7 @@ def finish(assembled: Assembled, settings: Settings) -> ScanResult:
     result = build_result(
         assembled.root, assembled.ruleset, active, suppressed, assembled.errors, assembled.skipped,
         assembled.coverage, shard=assembled.shard, cuda_files=assembled.cuda_files,
+        set_aside=assembled.set_aside, workloads=assembled.workloads,
     )  # fmt: skip
     problems = [*settings.problems, *assembled.problems]
     if settings.write_baseline is not None:  # 3. the baseline, recorded first when asked

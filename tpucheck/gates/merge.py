@@ -103,8 +103,12 @@ def merge_reports(paths: list[Path], ruleset: Ruleset) -> ScanResult:
     configuration_errors: list[ScanError] = []
     counts = dict.fromkeys(_COUNTS, 0)
     cuda_files: list[tuple[str, int]] = []
+    set_aside: list[Finding] = []
+    workloads: set[str] = set()
     for path, doc in documents:
         try:
+            set_aside += [_finding(entry, inventory, False) for entry in doc.get("set_aside", [])]
+            workloads.update(str(w) for w in doc.get("summary", {}).get("workloads", []))
             active += [_finding(entry, inventory, False) for entry in doc["findings"]]
             suppressed += [_finding(entry, inventory, True) for entry in doc["suppressed"]]
             errors += [ScanError(e["path"], e["kind"], e["message"]) for e in doc["errors"]]
@@ -115,7 +119,9 @@ def merge_reports(paths: list[Path], ruleset: Ruleset) -> ScanResult:
             cuda_files += [(expect_str(entry["path"], "a cuda_sources path"), int(entry["lines"])) for entry in doc["inventory"].get("cuda_sources", [])]
         except (KeyError, TypeError, ValueError) as exc:
             raise MergeError(f"{path}: malformed report ({type(exc).__name__}: {exc})") from None
-    result = build_result(str(root), rules, active, suppressed, errors, skipped, Coverage(**counts), cuda_files=cuda_files)
+    result = build_result(
+        str(root), rules, active, suppressed, errors, skipped, Coverage(**counts), cuda_files=cuda_files, set_aside=set_aside, workloads=sorted(workloads)
+    )
     result.baseline = gate.get("baseline") if isinstance(gate, dict) else None
     result.diff_base = gate.get("diff_base") if isinstance(gate, dict) else None
     result.configuration_errors = sorted(set(configuration_errors), key=lambda e: (e.path, e.kind, e.message))

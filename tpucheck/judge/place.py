@@ -2,95 +2,171 @@
 fallback, the severity that place allows, and the findings a more specific one covers.
 
 The one place that turns an analyzer's raw matches into findings: the engine calls
-`place` once per file result.
+`place` once per file result. Every discount a finding gets here, and every finding set
+aside rather than scored, carries its reason (`Finding.because`): the judgement rule that
+fired (rules/judgement.yaml) and the evidence.
 """
 
 from __future__ import annotations
 
-from tpucheck.analyze.reachability import Reachability, other_backend
-from tpucheck.findings import FileResult, Finding, fingerprints, suppression_key
-from tpucheck.judge.roles import data_pipeline, role_of
-from tpucheck.judge.score import placed_severity
+from dataclasses import dataclass, field
 
-__all__ = ["place"]
+from tpucheck.analyze.reachability import Reachability
+from tpucheck.findings import SEVERITIES, FileResult, Finding, RawMatch, Reason, fingerprints, suppression_key
+from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES, Roles
+from tpucheck.ruleset.model import Rule
+
+__all__ = ["Placed", "Placement", "place", "placed_severity"]
+
+EXPERIMENTAL = "experimental"
+"""The role of opt-in experimental code: priced apart, at most minor."""
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """What the whole tree says about each file, gathered once per scan."""
+
+    roles: Roles
+    reach: Reachability | None = None
+    host_categories: frozenset[str] = frozenset()
+    older: dict[str, Reason] = field(default_factory=dict)
+    """Folder -> why it is an older version of the product (judge/versions.py)."""
+
+    def older_version(self, path: str) -> Reason | None:
+        folder = path
+        while "/" in folder:
+            folder = folder.rpartition("/")[0]
+            found = self.older.get(folder)
+            if found is not None:
+                return found
+        return None
+
+
+@dataclass(slots=True)
+class Placed:
+    findings: list[Finding] = field(default_factory=list)
+    set_aside: list[Finding] = field(default_factory=list)
+    """Findings reported apart and not scored, each with its reason: another accelerator's
+    code, an older version of the product, a test's own performance."""
+
+
+def placed_severity(severity: str, role: str, fallback_kept: bool) -> str:
+    """Where code sits bounds what it can block: supporting and experimental code never
+    stops the product (at most minor), and a CUDA path with a fallback never stops
+    anything (at most major)."""
+    return SEVERITIES[max(SEVERITIES.index(severity), SEVERITIES.index(_cap(role, fallback_kept)))]
+
+
+def _cap(role: str, fallback_kept: bool) -> str:
+    return "minor" if role in SUPPORTING_ROLES or role == EXPERIMENTAL else ("major" if fallback_kept else "blocker")
+
+
+def _cap_reason(role: str, fallback_kept: bool) -> Reason:
+    if role in SUPPORTING_ROLES:
+        return Reason("severity.supporting", f"{role} code: at most minor")
+    if role == EXPERIMENTAL:
+        return Reason("severity.optional", "experimental code: at most minor")
+    return Reason("severity.fallback", "a fallback is kept: at most major")
 
 
 def _role(found: str | None, file_role: str, path: str) -> str:
     """Supporting code found inside a product file (a `__main__` block, a benchmark or
     test function) takes its own role; a file already supporting keeps its path's role.
-    The `__main__` block of an entry-point script (`train.py` at the root, a file under
-    `scripts/`) is the product's way in, not an example of it."""
+    The `__main__` block of an entry-point script (a file at the root, a script, a
+    command the project exposes) is the product's way in, not an example of it."""
     if found == "example" and (file_role == "script" or "/" not in path):
         return file_role
-    return found if found is not None and file_role in ("library", "script") else file_role
+    return found if found is not None and file_role in PRODUCT_ROLES else file_role
 
 
-def place(result: FileResult, rules: dict, reach: Reachability | None = None, host_categories: frozenset[str] = frozenset()) -> list[Finding]:
-    role = role_of(result.path)
-    # What a host-data value makes moot (rules/contexts.yaml `host.categories`) is moot in
-    # a dataset's code as a whole: it runs in the loader's workers, on the CPU.
-    host_only = data_pipeline(result.path)
-    # Another accelerator's code (an XPU shim that sets `torch.cuda.X = torch.xpu.X`)
-    # runs only on that device: its kernels are an alternative, kept; the rest is no work.
-    elsewhere = other_backend(result.path)
+def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> Placed:
+    roles, reach = placement.roles, placement.reach
+    file_role, role_reason = roles.placed(result.path)
+    experimental = roles.optional(result.path) if file_role in PRODUCT_ROLES else None
+    if experimental is not None:
+        file_role, role_reason = EXPERIMENTAL, experimental
+    elsewhere = reach.other_accelerator.get(result.path) if reach is not None else None
+    older = placement.older_version(result.path)
     optional_file = reach is not None and reach.optional(result.path)
     matches = sorted(
         (m for m in result.matches if m.rule_id in rules),
         key=lambda m: (m.cell or 0, m.span.line, m.span.column, m.rule_id),
     )
     prints = fingerprints([(m.rule_id, result.path, m.snippet) for m in matches])
-    out = []
+    placed = Placed()
     for match, fingerprint in zip(matches, prints, strict=True):
         rule = rules[match.rule_id]
-        if (host_only and rule.category in host_categories) or (elsewhere and rule.inventory != "kernel"):
-            continue
-        # Kernels, and all of an optional extension's CUDA source: DESIGN.md's blocker is
-        # a kernel "on the main path"; other code in a lazily imported Python module (often
-        # lazy only to break an import cycle) keeps its own guards' verdict.
-        guarded = match.guarded or (
-            (optional_file and (rule.inventory == "kernel" or result.kind == "native"))
-            or (rule.inventory == "kernel" and reach is not None and _optional_extension(match.detail, reach))
-        )
+        because = [reason.located(result.path) for reason in match.reasons]
+        guarded = match.guarded
+        fallback = _fallback(match, rule, result, reach) if not guarded and (optional_file or rule.inventory == "kernel") else None
+        if fallback is not None:
+            guarded = True
+            because.append(fallback)
+        if elsewhere is not None and rule.inventory == "kernel":
+            guarded = True  # another accelerator's kernel: an alternative to the CUDA one, kept
+            because.append(elsewhere)
+        place_role = _role(match.role, file_role, result.path)
+        if role_reason is not None and place_role == file_role:
+            because.insert(0, role_reason)
+        wanted = match.severity or rule.severity
+        if rule.installs_on_tpu and result.kind == "manifest":
+            because.append(Reason("severity.install", f"`{match.detail or rule.name}` installs and imports on a TPU host: only its use in code is work"))
+            wanted = SEVERITIES[max(SEVERITIES.index(wanted), SEVERITIES.index("minor"))]
+        severity = placed_severity(wanted, place_role, guarded)
+        if severity != wanted:
+            because.append(_cap_reason(place_role, guarded))
         suppression = result.suppressions.get(suppression_key(match.span.line, match.cell))
         if suppression is None and match.span.end_line != match.span.line:
             suppression = result.suppressions.get(suppression_key(match.span.end_line, match.cell))
         silenced = suppression is not None and suppression.covers(rule.id, rule.name)
-        reason = suppression.reason if silenced and suppression else None
-        place = _role(match.role, role, result.path)
-        severity = placed_severity(match.severity or rule.severity, place, guarded)
-        if severity == "info" and place == "test":
-            continue  # a performance note about a test's own speed is no migration work
-        out.append(
-            Finding(
-                rule=rule.id,
-                name=rule.name,
-                category=rule.category,
-                severity=severity,
-                confidence=rule.confidence,
-                path=result.path,
-                span=match.span,
-                cell=match.cell,
-                message=rule.message,
-                fix=rule.fix,
-                affects=rule.affects,
-                snippet=match.snippet,
-                role=place,
-                guarded=guarded,
-                fingerprint=fingerprint,
-                detail=match.detail,
-                suppressed=silenced,
-                suppression_reason=reason,
-                inventory=rule.inventory,
-                help_uri=rule.help_uri,
-            )
+        aside: Reason | None = None
+        if elsewhere is not None and rule.inventory != "kernel":
+            aside = elsewhere
+        elif older is not None:
+            aside = older
+        elif severity == "info" and place_role == "test":
+            aside = Reason("set-aside.test-performance", "a performance note about a test")
+        finding = Finding(
+            rule=rule.id,
+            name=rule.name,
+            category=rule.category,
+            severity=severity,
+            confidence=rule.confidence,
+            path=result.path,
+            span=match.span,
+            cell=match.cell,
+            message=rule.message,
+            fix=rule.fix,
+            affects=rule.affects,
+            snippet=match.snippet,
+            role=place_role,
+            guarded=guarded,
+            fingerprint=fingerprint,
+            detail=match.detail,
+            suppressed=silenced,
+            suppression_reason=suppression.reason if silenced and suppression else None,
+            inventory=rule.inventory,
+            help_uri=rule.help_uri,
+            because=tuple(because) if aside is None else (*because, aside),
         )
-    return _drop_superseded(out, rules)
+        (placed.findings if aside is None else placed.set_aside).append(finding)
+    placed.findings = _drop_superseded(placed.findings, rules)
+    return placed
 
 
-def _optional_extension(detail: str | None, reach: Reachability) -> bool:
-    """The build of a compiled extension (its name in `detail`) that the code only ever
-    imports optionally is fallback kept as its sources are."""
-    return detail is not None and detail.rpartition(".")[2] in reach.optional_extensions
+def _fallback(match: RawMatch, rule: Rule, result: FileResult, reach: Reachability | None) -> Reason | None:
+    """Kernels, and all of an optional extension's CUDA source: DESIGN.md's blocker is a
+    kernel "on the main path"; other code in a lazily imported Python module (often lazy
+    only to break an import cycle) keeps its own guards' verdict."""
+    if reach is None:
+        return None
+    if reach.optional(result.path) and (rule.inventory == "kernel" or result.kind == "native"):
+        return reach.why(result.path) or Reason("fallback.optional-module", f"{result.path} is only imported optionally")
+    if rule.inventory == "kernel" and match.detail is not None:
+        extension = match.detail.rpartition(".")[2]
+        if extension in reach.optional_extensions:
+            return reach.why(extension)
+    return None
 
 
 def _inside(inner: Finding, outer: Finding) -> bool:
@@ -100,7 +176,7 @@ def _inside(inner: Finding, outer: Finding) -> bool:
     ) <= (outer.span.end_line, outer.span.end_column)
 
 
-def _drop_superseded(findings: list[Finding], rules: dict) -> list[Finding]:
+def _drop_superseded(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
     """A finding that a more specific rule's finding already covers is not counted twice,
     nor one of its own rule that is the receiver of another on the same line
     (`torch.cuda.current_stream().wait_stream(s)` is one stream edit, not two)."""

@@ -1,47 +1,76 @@
 """Where a file sits in a project, which decides how much its findings block a migration.
 
 Library and training code must run on the TPU for the product to; tests, examples,
-benchmarks and docs still need porting but do not stop the product from running.
+benchmarks and docs still need porting but do not stop the product from running. The
+conventions are data (rules/judgement.yaml `roles`), each with why; a module the project
+exposes as a command is product whatever its folder (judge/entrypoints.py).
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable
+from functools import lru_cache
 
-_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("test", re.compile(r"(^|/)(tests?|testing|unittests?|stubs?)/|^\.(github|circleci|gitlab|buildkite|azure-pipelines)/|^\.(gitlab-ci|travis)\.ya?ml$|_stub_tests?\.py$|(^|/)test_[^/]*$|_tests?\.py$|(^|/)tests?\.py$|(^|/)conftest\.py$")),
-    ("benchmark", re.compile(r"(^|/)(benchmarks?|benchmarking|bench|perf)/|(^|/)(bench|benchmarks?)(_[^/]*|\.py)$|_bench(mark)?s?\.py$")),
-    # A notebook is a demo or an exploration wherever it sits (`run_demo.ipynb` at the
-    # root is a Colab walkthrough); the product it shows lives in the package.
-    # `gradio_demo/app.py`, `online_demo.py`, `demo_dc_ae.py`: a demo is a demo by its name too.
-    ("example", re.compile(r"(^|/)([^/]*[_-])?(examples?|samples?|demos?|tutorials?|notebooks?|recipes)/|\.ipynb$|(^|/)demos?(_[^/]*)?\.py$|_demo\.py$")),
-    ("docs", re.compile(r"(^|/)(docs?|documentation)/")),
-    ("script", re.compile(r"(^|/)(scripts?|tools)/")),
-)
+from tpucheck.findings import Reason
+from tpucheck.ruleset.judgement import Judgement, PathRole
+
+SUPPORTING_ROLES = frozenset({"test", "example", "benchmark", "docs"})
+PRODUCT_ROLES = frozenset({"library", "script"})
+
+
+class Roles:
+    """A file's role from the judgement's path conventions and the project's entry points."""
+
+    def __init__(self, judgement: Judgement, entry_points: Iterable[str] = ()) -> None:
+        self.judgement = judgement
+        self.entry_points = frozenset(entry_points)
+        """Paths of modules the project exposes as commands (console_scripts, `__main__.py`)."""
+
+    def path_role(self, path: str) -> PathRole | None:
+        for entry in self.judgement.roles:
+            if any(pattern.search(path) for pattern in entry.paths):
+                return entry
+        return None
+
+    def role_of(self, path: str) -> str:
+        return self.placed(path)[0]
+
+    def placed(self, path: str) -> tuple[str, Reason | None]:
+        """The role and, when it is not plain library code, the evidence for it."""
+        entry = self.path_role(path)
+        if path in self.entry_points and (entry is None or entry.role not in PRODUCT_ROLES):
+            return "script", Reason("role.entry-point", f"{path} is a command the project exposes")
+        if entry is None:
+            return "library", None
+        matched = next(p for p in entry.paths if p.search(path))
+        found = matched.search(path)
+        assert found is not None
+        return entry.role, Reason(entry.id, f"`{found.group(0).strip('/')}` in {path}")
+
+    def supporting(self, path: str) -> bool:
+        """Tests, examples, benchmarks and docs: code that does not stop the product."""
+        return self.role_of(path) in SUPPORTING_ROLES
+
+    def optional(self, path: str) -> Reason | None:
+        """Experimental code, priced apart: the evidence, or None."""
+        for pattern in self.judgement.optional_paths:
+            found = pattern.search(path)
+            if found:
+                return Reason("role.optional", f"`{found.group(0).strip('/')}` in {path}")
+        return None
+
+
+@lru_cache(maxsize=1)
+def builtin_roles() -> Roles:
+    """The built-in conventions, for callers with no ruleset at hand (tests, scripts)."""
+    from tpucheck.ruleset.loader import load_judgement
+
+    return Roles(load_judgement())
 
 
 def role_of(path: str) -> str:
-    for role, pattern in _RULES:
-        if pattern.search(path):
-            return role
-    return "library"
-
-
-SUPPORTING_ROLES = frozenset({"test", "example", "benchmark", "docs"})
+    return builtin_roles().role_of(path)
 
 
 def supporting_path(path: str) -> bool:
-    """Tests, examples, benchmarks and docs: code that does not stop the product."""
-    return role_of(path) in SUPPORTING_ROLES
-
-
-_DATA_FOLDER = re.compile(r"(^|/)(datasets?|data_?loaders?)/")
-_DATA_FILE = re.compile(r"(transform|dataset|sampler|loader|augment|collat)[^/]*\.py$")
-
-
-def data_pipeline(path: str) -> bool:
-    """Dataset code (`training/dataset/transforms.py`, `datasets/vos_dataset.py`) runs in
-    the DataLoader's workers, on the host: a `.item()` there waits for no device, and an
-    op there runs on the CPU. Other files of such a folder may not (`datasets/coco_eval.py`
-    gets the model's outputs), so the file's name must say it too."""
-    return bool(_DATA_FOLDER.search(path) and _DATA_FILE.search(path.rpartition("/")[2]))
+    return builtin_roles().supporting(path)

@@ -1,21 +1,27 @@
-"""The judgement: effort, score, grade, top contributors and a phased plan, from findings.
+"""The judgement's numbers: effort, score, grade, top contributors and a phased plan.
 
-The score models work, not findings (DESIGN.md, Judgement). The formula, also in the
-README so a user can check it by hand:
+The score models work, not findings (DESIGN.md, Judgement). Work comes in items an
+engineer would list, each priced in hours (rules/judgement.yaml `score` holds every
+constant, the README the formula):
 
-    hours(rule)  per occurrence: the first in each file full, each further one a tenth
-                 (a kernel a quarter; fallback-kept kernels once per folder)
-                 per file: once per file touched;  per project: once
-    weight       SEVERITY (blocker 2, major 1, minor 0.5, info 0) * CONFIDENCE
-                 * 0.25 in supporting code (hours on a fallback-kept path: a fifth,
-                 at most 2)
-    cost         sum of hours * weight                      ("weighted hours")
-    score        100 - 10 * log2(1 + cost / 8), at least 0
+    kernel        per file: the first kernel full, each further one a quarter; a kernel
+                  copied into another folder a tenth; with a PyTorch reference, half
+    stack         a CUDA-only stack (DeepSpeed, vLLM ...): its hours once, plus hours for
+                  each further product file built on it
+    package       a CUDA-only package: swapped once
+    mechanical    per rule and file: the first occurrence full, each further a tenth
+    fallback      a CUDA path that keeps one: a fifth of its hours, at most 2 per unit
+    validation    per workload of the product (training, inference): a run on the target
+                  and a numerics check
+    weight        SEVERITY * CONFIDENCE, a quarter in supporting and experimental code,
+                  the validation floor's own weight
+    cost          sum of hours * weight                      ("weighted hours")
+    score         100 - 10 * log2(1 + cost / 8), at least 0; at most 59.9 while a kernel
+                  or a CUDA-only dependency blocks the product's main path, 89.9 while any
+                  other blocker does
 
-So 8 weighted hours score 90 (A: within a day), 37 score 75 (B: days), 120 score 60
-(C: weeks), 504 score 40 (D); beyond is F. Blockers weigh double, which is what puts a
-custom-CUDA core in D or F and keeps many mechanical edits above it. A new finding
-never lowers the cost, so it never raises the score.
+A new finding never lowers the cost nor lifts a cap, so it never raises the score
+(tests/test_score_properties.py proves it over the real rules).
 """
 
 from __future__ import annotations
@@ -25,73 +31,38 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from tpucheck.findings import Finding
-from tpucheck.judge.roles import SUPPORTING_ROLES
+from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES
+from tpucheck.ruleset.judgement import Judgement
 from tpucheck.ruleset.model import Rule
 
-SEVERITY_WEIGHT = {"blocker": 2.0, "major": 1.0, "minor": 0.5, "info": 0.0}
-CONFIDENCE_FACTOR = {"high": 1.0, "medium": 0.75, "low": 0.5}
-FALLBACK_FACTOR = 0.2
-FALLBACK_MAX_HOURS = 2.0
-"""At most this many hours per unit to check a fallback-kept path."""
-"""A CUDA path with a non-CUDA sibling already runs on the TPU: what is left is checking it."""
-SUPPORTING_FACTOR = 0.25
-REPEAT_FACTOR = 0.1
-"""Each further occurrence of a rule in a file: one search-and-replace session, not N."""
-KERNEL_REPEAT_FACTOR = 0.25
-"""Each further kernel in a file: usually a variant of the same op (forward, backward, a
-block size), ported with the first."""
-HOURS_UNIT = 8.0
-POINTS_PER_DOUBLING = 10.0
-MAX_RANGE_RATIO = 3.0
-GRADES = ((90.0, "A"), (75.0, "B"), (60.0, "C"), (40.0, "D"), (0.0, "F"))
-GRADE_MEANING = {
-    "A": "runs after mechanical edits, within a day",
-    "B": "days of edits",
-    "C": "weeks of porting, no kernels to write",
-    "D": "kernels or CUDA-only dependencies to replace, with known alternatives",
-    "F": "the core is custom CUDA with no fallback",
-}
-PHASES = ("run", "mechanical", "fallback", "supporting", "performance")
+PHASES = ("run", "mechanical", "validation", "fallback", "supporting", "optional", "performance")
 PHASE_TITLES = {
     "run": "Make it run",
     "mechanical": "Mechanical edits",
+    "validation": "Validate on the target",
     "fallback": "CUDA paths that keep a fallback",
     "supporting": "Tests, examples and benchmarks",
+    "optional": "Experimental code",
     "performance": "Performance on the target",
 }
+VALIDATION = "validation"
+"""The rule field of a plan step that validates a workload (no rule of its own)."""
+EXPERIMENTAL = "experimental"
+FACT_INVENTORIES = frozenset({"reference", "tpu-support"})
+"""Findings that record assets (a PyTorch reference path, existing TPU support), not work."""
 
 
 def is_supporting(finding: Finding) -> bool:
     return finding.role in SUPPORTING_ROLES
 
 
-def placed_severity(severity: str, role: str, fallback_kept: bool) -> str:
-    """Where code sits bounds what it can block: supporting code never stops the product
-    (at most minor), and a CUDA path with a fallback never stops anything (at most major)."""
-    cap = "minor" if role in SUPPORTING_ROLES else ("major" if fallback_kept else "blocker")
-    order = ("blocker", "major", "minor", "info")
-    return order[max(order.index(severity), order.index(cap))]
+def is_product(finding: Finding) -> bool:
+    return finding.role in PRODUCT_ROLES
 
 
-def finding_weight(finding: Finding) -> float:
-    weight = SEVERITY_WEIGHT[finding.severity] * CONFIDENCE_FACTOR[finding.confidence]
-    if is_supporting(finding):
-        weight *= SUPPORTING_FACTOR
-    return weight
-
-
-def _unit_cost(finding: Finding) -> float:
-    """What one unit of the rule's effort costs at this finding: the heaviest finding of a
-    group takes the full unit, which keeps the cost monotone as findings are added."""
-    return finding_weight(finding) * (FALLBACK_FACTOR if finding.guarded else 1.0)
-
-
-def score_of(cost: float) -> float:
-    return round(max(0.0, 100.0 - POINTS_PER_DOUBLING * math.log2(1.0 + cost / HOURS_UNIT)), 1)
-
-
-def grade_of(score: float) -> str:
-    return next(letter for bound, letter in GRADES if score >= bound)
+def bucket(finding: Finding) -> str:
+    """Whose effort a finding's work is: the product's, supporting code's or experimental code's."""
+    return "supporting" if is_supporting(finding) else EXPERIMENTAL if finding.role == EXPERIMENTAL else "product"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,100 +74,181 @@ class Effort:
         return {"low": round(self.low, 1), "high": round(self.high, 1)}
 
     @classmethod
-    def honest(cls, low: float, high: float) -> Effort:
-        """A range whose high end is at most three times its low end, around the same
-        geometric middle: summing per-rule guesses widens ranges past anything useful."""
-        if low > 0 and high > MAX_RANGE_RATIO * low:
+    def narrowed(cls, low: float, high: float, ratio: float = 3.0) -> Effort:
+        """A sum of per-item guesses, pulled to at most `ratio` between its ends around the
+        same geometric middle: summing widens ranges past anything a plan can use."""
+        if low > 0 and high > ratio * low:
             middle = math.sqrt(low * high)
-            low, high = middle / math.sqrt(MAX_RANGE_RATIO), middle * math.sqrt(MAX_RANGE_RATIO)
+            low, high = middle / math.sqrt(ratio), middle * math.sqrt(ratio)
         elif low <= 0 < high:
-            low = high / MAX_RANGE_RATIO
+            low = high / ratio
         return cls(low, high)
 
 
 @dataclass(frozen=True, slots=True)
 class Share:
-    """How many hours of work one finding stands for (its share of its rule's hours)."""
+    """One finding's part of a work item, in hours, and what an hour of it weighs."""
 
-    finding: Finding
-    units: float
-    """1 for a unit of the rule's effort, REPEAT_FACTOR for a repeat in a file, 0 when
-    the rule already counted this file or project."""
+    finding: Finding | None
+    """None for a validation item."""
+    low: float
+    high: float
+    weight: float
+    workload: str | None = None
+    """For a validation item: the workload it validates."""
 
-
-def shares(
-    findings: Iterable[Finding],
-    rules: dict[str, Rule],
-    references: Sequence[frozenset[str]] = (),
-    reference_folders: frozenset[str] = frozenset(),
-) -> list[Share]:
-    """Split each rule's effort over its findings. The heaviest finding of a group takes the
-    full unit, so adding a finding never lowers any share's product with its weight."""
-    groups: dict[tuple[str, str], list[Finding]] = {}
-    for finding in findings:
-        per = rules[finding.rule].effort_per
-        # A dependency is swapped once per package: its first use is the work, every
-        # further file a repeat.
-        whole_project = per == "project" or finding.inventory == "package"
-        # Checking that a fallback-kept kernel's fallback runs is done once for its
-        # family (the folder of an extension or op), however many kernels it holds.
-        family = finding.guarded and is_kernel(finding, rules)
-        key = (finding.rule, "" if whole_project else f"{folder_of(finding.path)}/" if family else finding.path)
-        groups.setdefault(key, []).append(finding)
-    out: list[Share] = []
-    for (rule_id, _), items in sorted(groups.items()):
-        per = rules[rule_id].effort_per
-        ranked = sorted(items, key=lambda f: (-_unit_cost(f), f.sort_key()))
-        for index, finding in enumerate(ranked):
-            if index == 0:
-                units = 1.0
-            elif per == "occurrence":
-                units = KERNEL_REPEAT_FACTOR if is_kernel(finding, rules) and not finding.guarded else REPEAT_FACTOR
-            else:
-                units = 0.0
-            # The op's reference is named like the kernel, or sits in the kernel's own
-            # folder (an op library's `ops/<op>/naive.py` beside `ops/<op>/chunk.py`).
-            if is_kernel(finding, rules) and (has_reference(finding.detail, references) or folder_of(finding.path) in reference_folders):
-                units *= REFERENCE_FACTOR
-            out.append(Share(finding, units))
-    return out
+    @property
+    def cost(self) -> float:
+        return (self.low + self.high) / 2 * self.weight
 
 
-def is_kernel(finding: Finding, rules: dict[str, Rule]) -> bool:
-    """A kernel to port; a device helper function is part of its kernel's work."""
-    return finding.inventory == "kernel" and rules[finding.rule].kernel_kind != "device-helper"
+class Model:
+    """The score's constants and the rules, applied to findings."""
+
+    def __init__(self, rules: dict[str, Rule], judgement: Judgement) -> None:
+        self.rules = rules
+        self.s = judgement.scoring
+        self.noise = judgement.op_noise
+
+    # -- weights and hours ---------------------------------------------------------------
+
+    def weight(self, finding: Finding) -> float:
+        s = self.s
+        weight = s.severity_weight[finding.severity] * s.confidence_factor[finding.confidence]
+        if is_supporting(finding):
+            weight *= s.supporting_factor
+        elif finding.role == EXPERIMENTAL:
+            weight *= s.optional_factor
+        return weight
+
+    def hours(self, finding: Finding, low: float, high: float, units: float) -> tuple[float, float]:
+        """A fallback-kept path is checked, not ported: a fifth of its hours, at most 2 per
+        unit, however big the CUDA path it stands beside."""
+        if finding.guarded:
+            cap = self.s.fallback_max_hours
+            low, high = min(low * self.s.fallback_factor, cap), min(high * self.s.fallback_factor, cap)
+        return low * units, high * units
+
+    def is_kernel(self, finding: Finding) -> bool:
+        """A kernel to port; a device helper function is part of its kernel's work."""
+        return finding.inventory == "kernel" and self.rules[finding.rule].kernel_kind != "device-helper"
+
+    def share(self, finding: Finding, units: float) -> Share:
+        rule = self.rules[finding.rule]
+        low, high = self.hours(finding, rule.effort_low, rule.effort_high, units)
+        return Share(finding, low, high, self.weight(finding))
+
+    def full(self, finding: Finding) -> float:
+        """The cost of one full unit at this finding: what ranks a group's findings, so the
+        heaviest takes the full unit and adding a finding never lowers the cost."""
+        return self.share(finding, 1.0).cost
+
+    # -- work items ----------------------------------------------------------------------
+
+    def shares(self, findings: Iterable[Finding], references: Sequence[frozenset[str]] = (), reference_folders: frozenset[str] = frozenset()) -> list[Share]:
+        groups: dict[tuple[str, str], list[Finding]] = {}
+        for finding in findings:
+            rule = self.rules[finding.rule]
+            whole_project = rule.effort_per == "project" or finding.inventory == "package" or rule.stack is not None
+            # Checking that a fallback-kept kernel's fallback runs is done once for its
+            # family (the folder of an extension or op), however many kernels it holds.
+            family = finding.guarded and self.is_kernel(finding)
+            place = "" if whole_project else f"{folder_of(finding.path)}/" if family else finding.path
+            # Each bucket (product, supporting, experimental) does its own work: a test's
+            # use of a package never takes the product's unit of it.
+            groups.setdefault((finding.rule, f"{bucket(finding)}:{place}"), []).append(finding)
+        out: list[Share] = []
+        kernels: list[tuple[Share, float]] = []
+        for (rule_id, _), items in sorted(groups.items()):
+            rule = self.rules[rule_id]
+            ranked = sorted(items, key=lambda f: (-self.full(f), f.sort_key()))
+            files = {ranked[0].path}
+            for index, finding in enumerate(ranked):
+                kernel = self.is_kernel(finding)
+                if index == 0:
+                    units = 1.0
+                elif rule.effort_per == "occurrence":
+                    units = self.s.kernel_repeat_factor if kernel and not finding.guarded else self.s.repeat_factor
+                else:
+                    units = 0.0
+                # The op's reference is named like the kernel, or sits in the kernel's own
+                # folder (an op library's `ops/<op>/naive.py` beside `ops/<op>/chunk.py`).
+                if kernel and (has_reference(finding.detail, references, self.noise) or folder_of(finding.path) in reference_folders):
+                    units *= self.s.reference_factor
+                share = self.share(finding, units)
+                if rule.stack is not None and finding.path not in files:
+                    # Each further file built on the stack is part of its rework.
+                    files.add(finding.path)
+                    low, high = self.hours(finding, *self.s.stack_file_hours, 1.0)
+                    share = Share(finding, share.low + low, share.high + high, share.weight)
+                if kernel and not finding.guarded:
+                    kernels.append((share, units))
+                else:
+                    out.append(share)
+        out.extend(self._without_copies(kernels))
+        return out
+
+    def _without_copies(self, kernels: list[tuple[Share, float]]) -> list[Share]:
+        """A kernel of the same rule and name in another folder is a copy (a vendored or
+        versioned duplicate): the heaviest is ported, the others cost a tenth."""
+        copies: dict[tuple[str, str], list[tuple[Share, float]]] = {}
+        out: list[Share] = []
+        for share, units in kernels:
+            finding = share.finding
+            assert finding is not None
+            name = finding.detail
+            if not name:
+                out.append(share)
+                continue
+            copies.setdefault((finding.rule, f"{bucket(finding)}:{name}"), []).append((share, units))
+        for group in copies.values():
+            ranked = sorted(group, key=lambda item: (-item[0].cost, item[0].finding.sort_key() if item[0].finding else ()))
+            folders = {folder_of(ranked[0][0].finding.path)} if ranked[0][0].finding else set()
+            out.append(ranked[0][0])
+            for share, units in ranked[1:]:
+                finding = share.finding
+                assert finding is not None
+                folder = folder_of(finding.path)
+                if folder in folders or units <= self.s.copy_factor:
+                    out.append(share)
+                    continue
+                out.append(self.share(finding, self.s.copy_factor))
+        return out
+
+    def validation(self, workloads: Sequence[str]) -> list[Share]:
+        return [Share(None, *self.s.validation[w], self.s.validation_weight, workload=w) for w in workloads if w in self.s.validation]
+
+    # -- numbers -------------------------------------------------------------------------
+
+    def score_of(self, cost: float) -> float:
+        return round(max(0.0, 100.0 - self.s.points_per_doubling * math.log2(1.0 + cost / self.s.hours_unit)), 1)
+
+    def capped(self, score: float, findings: Iterable[Finding]) -> float:
+        """A grade never says "runs after mechanical edits" while a blocker stands on the
+        product's main path, nor less than "kernels or dependencies to replace" while a
+        kernel or a CUDA-only package does."""
+        cap = 100.0
+        for finding in findings:
+            if finding.severity != "blocker" or finding.guarded or not is_product(finding):
+                continue
+            cap = min(cap, self.s.kernel_cap if finding.category in self.s.capped_categories else self.s.blocker_cap)
+        return min(score, cap)
+
+    def grade_of(self, score: float) -> str:
+        return next(letter for bound, letter in self.s.grades if score >= bound)
+
+    def effort(self, items: Iterable[Share], *, performance: bool = False) -> Effort:
+        low = high = 0.0
+        for share in items:
+            if not performance and share.finding is not None and share.finding.severity == "info":
+                continue
+            low += share.low
+            high += share.high
+        return Effort.narrowed(low, high, self.s.max_range_ratio)
 
 
-def _hours(share: Share, rules: dict[str, Rule]) -> tuple[float, float]:
-    """The hours of work a share stands for: a fallback-kept path is checked, not ported,
-    and checking that the fallback runs does not grow with the size of the CUDA path (an
-    optional Megatron integration is no more to check than an optional fused kernel)."""
-    rule = rules[share.finding.rule]
-    if share.finding.guarded:
-        return (
-            min(rule.effort_low * FALLBACK_FACTOR, FALLBACK_MAX_HOURS) * share.units,
-            min(rule.effort_high * FALLBACK_FACTOR, FALLBACK_MAX_HOURS) * share.units,
-        )
-    return rule.effort_low * share.units, rule.effort_high * share.units
-
-
-def _cost(items: Iterable[Share], rules: dict[str, Rule]) -> float:
-    total = 0.0
-    for share in items:
-        low, high = _hours(share, rules)
-        total += (low + high) / 2 * finding_weight(share.finding)
-    return total
-
-
-def _effort(items: Iterable[Share], rules: dict[str, Rule]) -> Effort:
-    low = high = 0.0
-    for share in items:
-        if share.finding.severity == "info":
-            continue
-        a, b = _hours(share, rules)
-        low += a
-        high += b
-    return Effort.honest(low, high)
+def cost_of(items: Iterable[Share]) -> float:
+    return sum(share.cost for share in items)
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,41 +304,32 @@ class PlanItem:
 class Score:
     score: float
     grade: str
+    grade_meaning: str
     training: float
     inference: float
     effort: Effort
-    """Hours to make the product (library and scripts) run and finish its edits."""
+    """Hours to make the product (library and scripts) run, finish its edits and validate it."""
     supporting_effort: Effort
     """Hours for tests, examples, benchmarks and docs, counted apart."""
+    optional_effort: Effort
+    """Hours for experimental code, counted apart."""
     performance_effort: Effort
     """Hours of performance work (info findings), not in the score."""
     cost: float
     contributors: tuple[Contributor, ...]
     plan: tuple[PlanItem, ...]
 
-    @property
-    def grade_meaning(self) -> str:
-        return GRADE_MEANING[self.grade]
+
+def op_words(name: str, noise: frozenset[str]) -> frozenset[str]:
+    """`_layer_norm_fwd_1pass_kernel` -> {layer, norm, 1pass}: the words that name the op
+    (rules/judgement.yaml `kernels.op_noise` says which words name nothing)."""
+    return frozenset(w for w in name.lower().strip("_").split("_") if w and w not in noise)
 
 
-FACT_INVENTORIES = frozenset({"reference", "tpu-support"})
-"""Findings that record assets (a PyTorch reference path, existing TPU support), not work."""
-REFERENCE_FACTOR = 0.5
-"""A kernel whose op has a PyTorch reference path in the repository costs half."""
-_NAME_NOISE = frozenset(
-    ["kernel", "kernels", "fwd", "bwd", "forward", "backward", "cuda", "cu", "triton", "ref", "reference", "torch", "pytorch", "naive", "impl", "fn", "func", "jit", "op", "ops", "launch"]
-)
-
-
-def op_words(name: str) -> frozenset[str]:
-    """`_layer_norm_fwd_1pass_kernel` -> {layer, norm, 1pass}: the words that name the op."""
-    return frozenset(w for w in name.lower().strip("_").split("_") if w and w not in _NAME_NOISE)
-
-
-def has_reference(kernel: str | None, references: Iterable[frozenset[str]]) -> bool:
+def has_reference(kernel: str | None, references: Iterable[frozenset[str]], noise: frozenset[str]) -> bool:
     if not kernel:
         return False
-    words = op_words(kernel)
+    words = op_words(kernel, noise)
     return bool(words) and any(ref and (ref <= words or words <= ref) for ref in references)
 
 
@@ -303,48 +346,49 @@ def without_stray_references(findings: list[Finding]) -> list[Finding]:
     return [f for f in findings if f.inventory != "reference"]
 
 
-def compute_score(findings: list[Finding], rules: dict[str, Rule]) -> Score:
-    references = [op_words(f.detail) for f in findings if f.inventory == "reference" and f.detail]
+def compute_score(findings: list[Finding], rules: dict[str, Rule], judgement: Judgement, workloads: Sequence[str] = ()) -> Score:
+    model = Model(rules, judgement)
+    scoring = judgement.scoring
+    references = [op_words(f.detail, model.noise) for f in findings if f.inventory == "reference" and f.detail]
     reference_folders = frozenset(folder_of(f.path) for f in findings if f.inventory == "reference" and not is_supporting(f))
     findings = [f for f in findings if f.inventory not in FACT_INVENTORIES]
-    split = shares(findings, rules, references, reference_folders)
-    cost = _cost(split, rules)
-    score = score_of(cost)
+    split = model.shares(findings, references, reference_folders) + model.validation(workloads)
+    cost = cost_of(split)
+    score = model.capped(model.score_of(cost), findings)
     by_workload = {
-        workload: score_of(_cost((s for s in split if workload in s.finding.affects), rules))
+        workload: model.capped(
+            model.score_of(cost_of(s for s in split if (s.workload == workload if s.finding is None else workload in s.finding.affects))),
+            (f for f in findings if workload in f.affects),
+        )
         for workload in ("training", "inference")
     }
-    product = [s for s in split if not is_supporting(s.finding)]
-    supporting = [s for s in split if is_supporting(s.finding)]
-    performance = [s for s in split if s.finding.severity == "info"]
+    product = [s for s in split if s.finding is None or is_product(s.finding)]
+    supporting = [s for s in split if s.finding is not None and is_supporting(s.finding)]
+    optional = [s for s in split if s.finding is not None and s.finding.role == EXPERIMENTAL]
+    performance = [s for s in split if s.finding is not None and s.finding.severity == "info"]
+    grade = model.grade_of(score)
     return Score(
         score=score,
-        grade=grade_of(score),
+        grade=grade,
+        grade_meaning=scoring.grade_meaning.get(grade, ""),
         training=by_workload["training"],
         inference=by_workload["inference"],
-        effort=_effort(product, rules),
-        supporting_effort=_effort(supporting, rules),
-        performance_effort=_performance_effort(performance, rules),
+        effort=model.effort(product),
+        supporting_effort=model.effort(supporting),
+        optional_effort=model.effort(optional),
+        performance_effort=model.effort(performance, performance=True),
         cost=round(cost, 3),
         contributors=_contributors(split, rules, cost),
-        plan=_plan(split, rules, cost),
+        plan=_plan(split, model, cost),
     )
-
-
-def _performance_effort(items: Sequence[Share], rules: dict[str, Rule]) -> Effort:
-    low = high = 0.0
-    for share in items:
-        a, b = _hours(share, rules)
-        low += a
-        high += b
-    return Effort.honest(low, high)
 
 
 def _contributors(split: list[Share], rules: dict[str, Rule], total: float, limit: int = 5) -> tuple[Contributor, ...]:
     by_rule: dict[str, list[Share]] = {}
     for share in split:
-        by_rule.setdefault(share.finding.rule, []).append(share)
-    costs = {rule: _cost(items, rules) for rule, items in by_rule.items()}
+        if share.finding is not None:
+            by_rule.setdefault(share.finding.rule, []).append(share)
+    costs = {rule: cost_of(items) for rule, items in by_rule.items()}
     ranked = sorted((rule for rule in costs if costs[rule] > 0), key=lambda r: (-costs[r], r))[:limit]
     return tuple(
         Contributor(rule, rules[rule].name, len(by_rule[rule]), costs[rule], costs[rule] / total if total else 0.0)
@@ -352,11 +396,16 @@ def _contributors(split: list[Share], rules: dict[str, Rule], total: float, limi
     )
 
 
-def phase_of(finding: Finding) -> str:
+def phase_of(share: Share) -> str:
+    finding = share.finding
+    if finding is None:
+        return "validation"
     if finding.severity == "info":
         return "performance"
     if is_supporting(finding):
         return "supporting"
+    if finding.role == EXPERIMENTAL:
+        return "optional"
     if finding.guarded:
         return "fallback"
     if finding.severity == "blocker":
@@ -364,46 +413,59 @@ def phase_of(finding: Finding) -> str:
     return "mechanical"
 
 
-def _plan(split: list[Share], rules: dict[str, Rule], total: float) -> tuple[PlanItem, ...]:
-    """Steps in phases (make it run, mechanical edits, fallbacks, supporting code,
-    performance); within a phase, most cost removed per hour first. A step is one rule in
-    one phase: a package, a kernel kind, a batch of one mechanical edit."""
+def _plan(split: list[Share], model: Model, total: float) -> tuple[PlanItem, ...]:
+    """Steps in phases (make it run, mechanical edits, validation, fallbacks, supporting
+    code, experimental code, performance); within a phase, most cost removed per hour
+    first. A step is one rule in one phase: a package, a kernel kind, a batch of one
+    mechanical edit; or the validation of one workload."""
     steps: dict[tuple[str, str], list[Share]] = {}
     for share in split:
-        steps.setdefault((phase_of(share.finding), share.finding.rule), []).append(share)
+        step = share.finding.rule if share.finding is not None else f"{VALIDATION}:{share.workload}"
+        steps.setdefault((phase_of(share), step), []).append(share)
+
+    def effort(key: tuple[str, str]) -> Effort:
+        return model.effort(steps[key], performance=key[0] == "performance")
 
     def priority(key: tuple[str, str]) -> tuple[int, float, str]:
-        items = steps[key]
-        effort = _effort(items, rules) if key[0] != "performance" else _performance_effort(items, rules)
-        hours = max((effort.low + effort.high) / 2, 0.05)
-        return (PHASES.index(key[0]), -_cost(items, rules) / hours, key[1])
+        spent = effort(key)
+        hours = max((spent.low + spent.high) / 2, 0.05)
+        return (PHASES.index(key[0]), -cost_of(steps[key]) / hours, key[1])
 
     plan: list[PlanItem] = []
-    remaining, previous = total, score_of(total)
+    remaining = list(split)
+    previous = model.capped(model.score_of(total), (s.finding for s in remaining if s.finding is not None))
     for key in sorted(steps, key=priority):
         phase, rule_id = key
         items = steps[key]
-        remaining -= _cost(items, rules)
-        after = score_of(max(remaining, 0.0))
-        rule = rules[rule_id]
-        files = len({s.finding.path for s in items})
-        label = rule.name
-        effort = _effort(items, rules) if phase != "performance" else _performance_effort(items, rules)
-        severity = min((s.finding.severity for s in items), key=("blocker", "major", "minor", "info").index)
+        done = {id(s) for s in items}
+        remaining = [s for s in remaining if id(s) not in done]
+        after = model.capped(model.score_of(max(cost_of(remaining), 0.0)), (s.finding for s in remaining if s.finding is not None))
+        findings = [s.finding for s in items if s.finding is not None]
+        if findings:
+            rule = model.rules[rule_id]
+            files = len({f.path for f in findings})
+            title = f"{rule.name}: {len(findings)} in {files} file{'s' if files != 1 else ''}"
+            name, category, fix = rule.name, rule.category, rule.fix
+            severity = min((f.severity for f in findings), key=("blocker", "major", "minor", "info").index)
+        else:
+            workload = rule_id.partition(":")[2]
+            title = f"validate {workload} on the target: a run and a numerics check against the GPU"
+            name, category, fix, severity, files = f"validate-{workload}", VALIDATION, "Run it on the target and compare its numbers with the GPU run's.", "minor", 0
+            rule_id = VALIDATION
         plan.append(
             PlanItem(
                 phase=phase,
-                title=f"{label}: {len(items)} in {files} file{'s' if files != 1 else ''}",
+                title=title,
                 rule=rule_id,
-                name=rule.name,
-                category=rule.category,
+                name=name,
+                category=category,
                 severity=severity,
-                findings=len(items),
+                findings=len(findings),
                 files=files,
                 score_gain=round(after - previous, 1),
                 score_after=after,
-                effort=effort,
-                fix=rule.fix,
+                effort=effort(key),
+                fix=fix,
             )
         )
         previous = after

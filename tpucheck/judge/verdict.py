@@ -25,13 +25,15 @@ def build_result(
     *,
     shard: tuple[int, int] | None = None,
     cuda_files: Sequence[tuple[str, int]] = (),
+    set_aside: Sequence[Finding] = (),
+    workloads: Sequence[str] = (),
 ) -> ScanResult:
     """Sort, score and take inventory: the one place a ScanResult is made, by a scan and by
     `tpucheck merge` alike, so that merged shards score exactly as one scan does."""
     active = without_stray_references(sorted(active, key=Finding.sort_key))
     suppressed = sorted(suppressed, key=Finding.sort_key)
     errors = sorted(errors, key=lambda e: (e.path, e.kind, e.message))
-    score = compute_score(active, ruleset.by_id())
+    score = compute_score(active, ruleset.by_id(), ruleset.judgement, workloads)
     return ScanResult(
         root=root,
         findings=active,
@@ -45,6 +47,8 @@ def build_result(
         rule_data=ruleset.rules,
         shard=shard,
         target=ruleset.target,
+        set_aside=sorted(set_aside, key=Finding.sort_key),
+        workloads=tuple(w for w in ("training", "inference") if w in workloads),
     )
 
 

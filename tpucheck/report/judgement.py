@@ -39,7 +39,7 @@ def plan_phases(plan: Sequence[PlanItem]) -> list[tuple[str, list[PlanItem]]]:
 def phase_summary(items: Sequence[PlanItem]) -> str:
     """`23 findings, 4 steps, 4-12 h, score 81.2`: one phase at a glance."""
     findings = sum(item.findings for item in items)
-    effort = Effort.honest(sum(i.effort.low for i in items), sum(i.effort.high for i in items))
+    effort = Effort.narrowed(sum(i.effort.low for i in items), sum(i.effort.high for i in items))
     return f"{_count(findings, 'finding')}, {_count(len(items), 'step')}, {hours(effort)}, score {items[-1].score_after:.1f}"
 
 

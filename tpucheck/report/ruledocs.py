@@ -23,9 +23,9 @@ from rich.table import Table
 from rich.text import Text
 
 from tpucheck.findings import CATEGORIES
-from tpucheck.judge.score import CONFIDENCE_FACTOR, SEVERITY_WEIGHT
 from tpucheck.report.prose import first_sentence
 from tpucheck.ruleset.examples import example_path
+from tpucheck.ruleset.judgement import Scoring
 from tpucheck.ruleset.model import (
     HELP_BASE,
     TARGETS,
@@ -411,7 +411,7 @@ def _by_category(rules: Iterable[Rule]) -> list[tuple[str, list[Rule]]]:
     return sorted(groups.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
 
 
-def markdown_page(rules: Iterable[Rule], judged: dict[str, dict[str, Rule]] | None = None) -> str:
+def markdown_page(rules: Iterable[Rule], scoring: Scoring, judged: dict[str, dict[str, Rule]] | None = None) -> str:
     """docs/rules.md: intro, severities, suppression, contents by category, one section per rule."""
     groups = _by_category(rules)
     count = sum(len(members) for _, members in groups)
@@ -432,8 +432,8 @@ def markdown_page(rules: Iterable[Rule], judged: dict[str, dict[str, Rule]] | No
         "| severity | meaning | weight per hour of work |",
         "|---|---|---|",
     ]
-    lines += [f"| {severity} | {meaning} | {SEVERITY_WEIGHT[severity]:g} |" for severity, meaning in SEVERITY_MEANING.items()]
-    confidences = ", ".join(f"{name} {factor:g}" for name, factor in CONFIDENCE_FACTOR.items())
+    lines += [f"| {severity} | {meaning} | {scoring.severity_weight[severity]:g} |" for severity, meaning in SEVERITY_MEANING.items()]
+    confidences = ", ".join(f"{name} {factor:g}" for name, factor in scoring.confidence_factor.items())
     lines += [
         "",
         f"Confidence says how sure a match is a real problem and scales the weight ({confidences}).",

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tpucheck.findings import CATEGORIES
+from tpucheck.ruleset.judgement import Judgement, build_judgement
 from tpucheck.ruleset.matchers import GLOB_CHARS, as_patterns, build_matcher, derive_needles
 from tpucheck.ruleset.model import (
     PYTHON_KINDS,
@@ -112,6 +113,7 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
     optional = OptionalPaths()
     target_defaults: dict[tuple[str, str], TargetOverride] = {}
     host = HostData()
+    judgement: Judgement | None = None
     for path in files:
         display = _display(path)
         try:
@@ -130,6 +132,8 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
         target_defaults.update(contexts.targets or {})
         if contexts.host is not None:
             host = contexts.host
+        if contexts.judgement is not None:
+            judgement = contexts.judgement
     problems.extend(_duplicates(rules))
     problems.extend(_unknown_superseded(rules))
     rules = resolve_claims(rules)
@@ -144,6 +148,7 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
         optional=optional,
         target_defaults=defaults,
         host=host,
+        judgement=judgement or load_judgement(),
     )
     return ruleset, problems
 
@@ -166,6 +171,7 @@ class FileContexts:
     targets: dict[tuple[str, str], TargetOverride] | None = None
     """(target, category) -> override, from `contexts.targets`."""
     host: HostData | None = None
+    judgement: Judgement | None = None
 
 
 def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, list[RuleProblem]]:
@@ -207,7 +213,12 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
     if "host" in contexts:
         raw_host = contexts["host"]
         host = HostData(*(frozenset(raw_host.get(key, ())) for key in ("results", "modules", "annotations", "calls", "constructors", "keeps", "categories")))
-    return rules, FileContexts(device, places or None, optional, targets or None, host), problems
+    judgement = None
+    if "judgement" in doc.data:
+        data_problems = Problems(doc, display)
+        judgement = build_judgement(doc.data["judgement"], data_problems)
+        problems.extend(data_problems.items)
+    return rules, FileContexts(device, places or None, optional, targets or None, host, judgement), problems
 
 
 DEFAULT_AFFECTS = ("training", "inference")
@@ -287,6 +298,8 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         source=f"{display}:{doc.line_of(path) or 0}",
         inventory=_inventory(raw),
         kernel_kind=raw.get("kernel_kind"),
+        installs_on_tpu=bool(raw.get("installs_on_tpu", False)),
+        stack=raw.get("stack"),
         supersedes=tuple(raw.get("supersedes", ())),
         where=_where(raw.get("where")),
         targets=tuple((target, _target_override(override)) for target, override in sorted(raw.get("targets", {}).items())),
@@ -466,3 +479,12 @@ def _unknown_superseded(rules: list[Rule]) -> list[RuleProblem]:
                 file, _, line = rule.source.rpartition(":")
                 problems.append(RuleProblem(file, int(line) or None, f"rule {rule.id} supersedes", f"unknown rule id {other!r}"))
     return problems
+
+
+def load_judgement() -> Judgement:
+    """The built-in judgement alone (rules/judgement.yaml), without loading every rule."""
+    path = builtin_rules_dir() / "judgement.yaml"
+    _, contexts, problems = parse_rule_file(path.read_text(encoding="utf-8"), _display(path))
+    if problems or contexts.judgement is None:
+        raise RuleFileError(problems or [RuleProblem(_display(path), None, "", "no judgement section")])
+    return contexts.judgement

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from tpucheck.ruleset.judgement import Judgement
+
 HELP_BASE = "https://github.com/tpucheck/tpucheck/blob/main/docs/rules.md"
 """Where docs/rules.md is published; the one place to change when the project moves."""
 
@@ -179,6 +181,13 @@ class Rule:
     unless: str | None = None
     """"guard": not reported inside the condition of a CUDA guard or test skip (the
     availability check that keeps a fallback is not itself work to do)."""
+    installs_on_tpu: bool = False
+    """For a package rule: the package installs and imports on a TPU host (DeepSpeed,
+    bitsandbytes, Triton), so a manifest that lists it blocks nothing; its use in code is
+    the work."""
+    stack: str | None = None
+    """For a package rule: the CUDA-only stack it is ("training", "inference"): priced by how
+    much of the product is built on it, not once (judge/score.py)."""
 
     @property
     def anchor(self) -> str:
@@ -264,6 +273,8 @@ class Ruleset:
     target unless a rule says otherwise."""
     target: str = DEFAULT_TARGET
     host: HostData = field(default_factory=HostData)
+    judgement: Judgement = field(default_factory=Judgement)
+    """How matches become a verdict (rules/judgement.yaml)."""
 
     def by_id(self) -> dict[str, Rule]:
         return {rule.id: rule for rule in self.rules}

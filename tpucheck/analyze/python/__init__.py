@@ -23,6 +23,7 @@ from tpucheck.analyze.python.positions import node_ranges
 from tpucheck.analyze.python.walker import Hit, Walker
 from tpucheck.findings import (
     RawMatch,
+    Reason,
     Span,
     Suppression,
     normalize_snippet,
@@ -135,7 +136,9 @@ def _matches(text: str, module: cst.Module, index: PythonIndex) -> list[RawMatch
     hits = Walker(index).run(module)
     if not hits:
         return []
-    ranges = node_ranges(module, [hit.node for hit in hits] + [hit.start for hit in hits if hit.start is not None])
+    evidence = {id(mark.node): mark.node for hit in hits for mark in (hit.guard, hit.role) if mark is not None}
+    ranges = node_ranges(module, [hit.node for hit in hits] + [hit.start for hit in hits if hit.start is not None] + list(evidence.values()))
+    quoted: dict[int, str] = {}
     # libcst drops a form feed that starts a statement line, and positions come from its
     # regenerated code: put the columns of such lines back where the text has them.
     shifts = column_shifts(text, module.code) if "\f" in text else {}
@@ -153,10 +156,12 @@ def _matches(text: str, module: cst.Module, index: PythonIndex) -> list[RawMatch
         if hit.on_host or (hit.guard_test and rule.unless == "guard"):
             continue
         severity = None
+        reasons: list[Reason] = []
         if rule.where is not None and not _inside(rule.where, hit):
             if rule.where.otherwise == "skip":
                 continue
             severity = rule.where.otherwise
+            reasons.append(Reason(f"where.{rule.where.name or 'rule'}", f"{severity} outside {_place_words(rule.where)}"))
         key = (rule_id, line, column)
         if key in seen:
             continue
@@ -173,9 +178,34 @@ def _matches(text: str, module: cst.Module, index: PythonIndex) -> list[RawMatch
                 detail=hit.detail,
                 severity=severity,
                 role=hit.role.role if hit.role is not None else None,
+                reasons=(*(_evidence(module, mark.rule, mark.node, ranges, quoted) for mark in (hit.guard, hit.role) if mark is not None), *reasons),
             )
         )
     return matches
+
+
+EVIDENCE_LIMIT = 80
+
+
+def _evidence(module: cst.Module, rule: str, node: cst.CSTNode, ranges: dict[int, tuple[int, int, int, int]], quoted: dict[int, str]) -> Reason:
+    """The first line of the code that decided a guard or a role (`if torch.cuda.is_available():`
+    reads `torch.cuda.is_available()`; an except clause its first line), and where it is."""
+    text = quoted.get(id(node))
+    if text is None:
+        code = module.code_for_node(node).strip()
+        first = code.splitlines()[0].strip() if code else ""
+        text = normalize_snippet(first)
+        if len(text) > EVIDENCE_LIMIT:
+            text = text[: EVIDENCE_LIMIT - 1] + "…"
+        quoted[id(node)] = text = f"`{text}`"
+    return Reason(rule, text, ranges[id(node)][0])
+
+
+def _place_words(where: Where) -> str:
+    parts = (["loops"] if where.loop else []) + [f"{', '.join(where.functions)}"] * bool(where.functions) + [
+        f"functions decorated {', '.join(where.decorated)}"
+    ] * bool(where.decorated)
+    return " or ".join(parts) if parts else "its place"
 
 
 def _shifted(shifts: dict[int, tuple[int, int]], line: int, column: int) -> int:

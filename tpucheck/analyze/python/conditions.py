@@ -8,7 +8,7 @@ CUDA paths and test-only code from the product's main path.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from fnmatch import fnmatchcase
 
 import libcst as cst
@@ -28,28 +28,82 @@ def is_device_operand(names: Names, node: cst.BaseExpression) -> bool:
     return False
 
 
-def catches(handler: cst.ExceptHandler | cst.ExceptStarHandler, names: frozenset[str]) -> bool:
+def handler_keeps_fallback(handler: cst.ExceptHandler | cst.ExceptStarHandler, body: Sequence[cst.CSTNode], names: Names) -> bool:
+    """An except clause keeps a fallback when it catches an import failure around an
+    import (the module is written to load without the package: `except ImportError: pass`
+    is that idiom), or a failure a missing CUDA raises (AttributeError, RuntimeError)
+    around a CUDA call and its body provides the alternative: more than `pass` or a report
+    (print, a warning, a log line). A handler that raises, or imports the same package
+    under another name, keeps nothing optional; `except Exception:` or a bare `except:`
+    around a training loop is error handling, not a fallback."""
+    guards = names.index.guards
+    imports = top_packages(body)
+    if imports and _catches(handler, guards.import_exceptions):
+        return not _reraises(handler.body.body, imports)
+    if _calls_cuda(body, names) and _catches(handler, guards.call_exceptions):
+        return _provides_alternative(handler.body.body, imports, names)
+    return False
+
+
+def _reraises(statements: Sequence[cst.CSTNode], imported: frozenset[str]) -> bool:
+    """A handler that raises, or imports a package the `try` imported under another name
+    (`from flash_attn import flash_attn_varlen_func as flash_attn_unpadded_func`)."""
+    for statement in statements:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Raise) or (isinstance(small, (cst.Import, cst.ImportFrom)) and top_packages([small]) & imported):
+                return True
+    return False
+
+
+def _catches(handler: cst.ExceptHandler | cst.ExceptStarHandler, exceptions: frozenset[str]) -> bool:
     if handler.type is None:
-        return True
+        return False  # a bare except catches everything: no evidence of what it guards
     types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
     for item in types:
         expression = item.value if isinstance(item, cst.BaseElement) else item
         parts = dotted(expression)
-        if parts is not None and parts[-1] in names:
+        if parts is not None and parts[-1] in exceptions:
             return True
     return False
 
 
-def falls_back(handler: cst.ExceptHandler | cst.ExceptStarHandler, imported: frozenset[str]) -> bool:
-    """Whether the handler gives the code another way on: one that raises (`except
-    ImportError: raise ImportError("pip install flash-attn")`) or imports a package the
-    `try` imported, under another name (`from flash_attn import flash_attn_varlen_func as
-    flash_attn_unpadded_func`), keeps nothing optional."""
-    for statement in handler.body.body:
-        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-            if isinstance(small, cst.Raise) or (isinstance(small, (cst.Import, cst.ImportFrom)) and top_packages([small]) & imported):
-                return False
-    return True
+def _calls_cuda(body: Sequence[cst.CSTNode], names: Names) -> bool:
+    """Whether the statements call into CUDA: `torch.cuda.*` or a CUDA-only package's API."""
+    stack: list[cst.CSTNode] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            qualified = names.qualified(node.func) or ""
+            if qualified.startswith("torch.cuda.") or (qualified and any(True for _ in names.index.imports.lookup(qualified.split(".", 1)[0]))):
+                return True
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        stack.extend(node.children)
+    return False
+
+
+def _provides_alternative(statements: Sequence[cst.CSTNode], imported: frozenset[str], names: Names) -> bool:
+    for statement in statements:
+        smalls = statement.body if isinstance(statement, cst.SimpleStatementLine) else (statement,)
+        for small in smalls:
+            if isinstance(small, (cst.Pass, cst.Raise)):
+                continue
+            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
+                continue
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and _quiet(small.value, names):
+                continue
+            # the same package again, under another name, is no other way on
+            return not (isinstance(small, (cst.Import, cst.ImportFrom)) and top_packages([small]) & imported)
+    return False
+
+
+def _quiet(call: cst.Call, names: Names) -> bool:
+    """print, warnings.warn, logging.*, logger.warning(...): a report, no alternative."""
+    guards = names.index.guards
+    qualified = names.qualified(call.func)
+    if qualified is not None and any(fnmatchcase(qualified.removeprefix("builtins."), p) for p in guards.quiet_calls):
+        return True
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in guards.quiet_methods
 
 
 def top_packages(statements: Iterable[cst.CSTNode]) -> frozenset[str]:
@@ -66,43 +120,64 @@ def top_packages(statements: Iterable[cst.CSTNode]) -> frozenset[str]:
     return frozenset(out)
 
 
-def mentions_guard(test: cst.BaseExpression, index: PythonIndex) -> bool:
-    """An availability check: `if torch.cuda.is_available()`, `if HAS_APEX`, `if find_spec(...)`."""
-    if index.guard_tests is None:
-        return False
-    stack: list[cst.CSTNode] = [test]
+def availability_test(names: Names, node: cst.BaseExpression) -> bool:
+    """Whether an expression asks if CUDA or a package is there: a call of an availability
+    API (`torch.cuda.is_available()`, `importlib.util.find_spec("apex")`), a flag this module
+    sets from an import attempt or such a call (`HAS_FLASH`), or, for checks and flags
+    defined in another module, the convention every project follows for them
+    (`is_flash_attn_available()`, `APEX_AVAILABLE`), whole names only."""
+    guards = names.index.guards
+    pattern = guards.availability_names
+    if isinstance(node, cst.Call):
+        qualified = names.qualified(node.func)
+        if qualified is not None and any(fnmatchcase(qualified, p) for p in guards.availability_calls):
+            return True
+        parts = dotted(node.func)
+        return parts is not None and pattern is not None and pattern.fullmatch(parts[-1]) is not None and not (qualified or "").startswith("builtins.")
+    if isinstance(node, cst.Name):
+        return node.value in names.flags or (pattern is not None and pattern.fullmatch(node.value) is not None and node.value.isupper())
+    if isinstance(node, cst.Attribute):
+        name = node.attr.value
+        return pattern is not None and pattern.fullmatch(name) is not None and name.isupper()
+    return False
+
+
+def mentions_availability(names: Names, test: cst.BaseExpression) -> bool:
+    """Whether any part of a condition is an availability check (`if args.fp16 and
+    HAS_APEX:`): the check is what keeps the fallback, not work of its own."""
+    stack: list[cst.BaseExpression] = [test]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Name):
-            if index.guard_tests.search(node.value):
-                return True
-        elif isinstance(node, cst.Attribute):
-            if index.guard_tests.search(node.attr.value):
-                return True
-            stack.append(node.value)
-        elif isinstance(node, cst.Call):
-            stack.append(node.func)
-        elif isinstance(node, cst.UnaryOperation):
+        if availability_test(names, node):
+            return True
+        if isinstance(node, cst.UnaryOperation):
             stack.append(node.expression)
         elif isinstance(node, cst.BooleanOperation):
             stack.extend((node.left, node.right))
         elif isinstance(node, cst.Comparison):
             stack.append(node.left)
+            stack.extend(c.comparator for c in node.comparisons)
     return False
 
 
+def _availability_polarity(names: Names, test: cst.BaseExpression) -> int:
+    """+1 when the test holds when the thing is there, -1 when it holds when it is not."""
+    if availability_test(names, test):
+        return 1
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comparison = test.comparisons[0]
+        operands = (test.left, comparison.comparator)
+        subject = next((o for o in operands if availability_test(names, o)), None)
+        other = operands[1] if subject is operands[0] else operands[0]
+        if subject is None:
+            return 0
+        if isinstance(other, cst.Name) and other.value in ("None", "False"):
+            return 1 if isinstance(comparison.operator, (cst.IsNot, cst.NotEqual)) else -1 if isinstance(comparison.operator, (cst.Is, cst.Equal)) else 0
+        return 1 if isinstance(comparison.operator, (cst.Is, cst.Equal)) and isinstance(other, cst.Name) and other.value == "True" else 0
+    return 0
+
+
 _CUDA_STRING = re.compile(r"cuda(:\d+)?")
-
-
-_SKIP_DECORATORS = frozenset({"skipif", "skipIf", "skipUnless"})
-"""`pytest.mark.skipif`, `unittest.skipIf` / `skipUnless`: a CUDA condition there makes the
-test a CUDA path that is skipped without CUDA."""
-
-
-_SKIP_CALLS = frozenset({"skip", "skipTest", "exit", "SkipTest"})
-
-
-_BENCHMARK_FUNCTIONS = ("bench*", "benchmark*", "*_benchmark", "*_bench")
 
 
 def _names_device(node: cst.BaseExpression, device: re.Pattern[str]) -> bool:
@@ -148,7 +223,133 @@ def cuda_polarity(names: Names, test: cst.BaseExpression) -> int:
         if isinstance(comparison.operator, (cst.NotEqual, cst.NotIn, cst.IsNot)):
             return -1
         return 0
-    return 1 if mentions_guard(test, names.index) else 0
+    return _availability_polarity(names, test)
+
+
+def option_polarity(names: Names, test: cst.BaseExpression) -> int:
+    """+1 when the test holds only when an option off by default is turned on (`if
+    args.fp16:` with `--fp16` a store_true flag, `if use_triton:` with `use_triton=False`,
+    `if training_args.bits in [4, 8]:` with `bits: int = 16`), -1 when it holds only while
+    the option is left at its default: the side it takes at the default is the product's
+    main path."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return -option_polarity(names, test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        left, right = option_polarity(names, test.left), option_polarity(names, test.right)
+        if isinstance(test.operator, cst.And):
+            return 1 if 1 in (left, right) else 0
+        return 1 if left == right == 1 else -1 if -1 in (left, right) and 1 not in (left, right) else 0
+    default = _option_default(names, test)
+    if default is not None:
+        return 1 if default in names.index.guards.option_defaults else 0
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comparison = test.comparisons[0]
+        for subject, other in ((test.left, comparison.comparator), (comparison.comparator, test.left)):
+            default = _option_default(names, subject)
+            values = _literals(other)
+            if default is None or default == "None" or values is None:
+                continue
+            holds = _holds(comparison.operator, default, values)
+            if holds is not None:
+                return -1 if holds else 1
+    return 0
+
+
+def field_default(value: cst.BaseExpression) -> cst.BaseExpression:
+    """A class field's default: the value itself, or `field(default=...)`'s."""
+    if isinstance(value, cst.Call):
+        for arg in value.args:
+            if arg.keyword is not None and arg.keyword.value == "default":
+                return arg.value
+    return value
+
+
+def import_flags(statement: cst.Try | cst.TryStar, names: Names) -> set[str]:
+    """Names a try/except sets from an import attempt: `HAS_APEX = True` in the body and
+    `= False` in an import handler, or `flash_fn = None` in the handler (the fallback symbol
+    a later `if flash_fn is not None:` tests)."""
+    guards = names.index.guards
+    if not top_packages(statement.body.body):
+        return set()
+    found: set[str] = set()
+    for handler in statement.handlers:
+        if not _catches(handler, guards.import_exceptions):
+            continue
+        for line in handler.body.body:
+            for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value in ("False", "None"):
+                    found.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+    return found
+
+
+def plain_flag(test: cst.BaseExpression) -> bool:
+    """A test of a setting, not of the machine: a name or attribute, negated, compared
+    with literals, or several of those (`cfg.use_xformers`, `not args.fp32`, `mode == "fast"`)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return plain_flag(test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        return plain_flag(test.left) and plain_flag(test.right)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        return plain_flag(test.left) and _literals(test.comparisons[0].comparator) is not None
+    return dotted(test) is not None
+
+
+def _option_default(names: Names, node: cst.BaseExpression) -> str | None:
+    parts = dotted(node)
+    if parts is None:
+        return None
+    return names.options.get(parts[-1], names.index.guards.known_options.get(parts[-1]))
+
+
+def uses_other_accelerator(names: Names, node: cst.CSTNode) -> bool:
+    """Whether code reaches another accelerator's API (`torch.npu.current_stream()`): a
+    branch that does is no TPU path either."""
+    prefixes = names.index.other_accelerator_apis
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (cst.Attribute, cst.Name)):
+            qualified = names.qualified(item)
+            if qualified is not None and (qualified + ".").startswith(prefixes):
+                return True
+            if isinstance(item, cst.Name):
+                continue
+        stack.extend(item.children)
+    return False
+
+
+def _literals(node: cst.BaseExpression) -> list[str] | None:
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        found = [literal_code(e.value) for e in node.elements]
+        return None if any(f is None for f in found) else [f for f in found if f is not None]
+    code = literal_code(node)
+    return None if code is None else [code]
+
+
+def literal_code(node: cst.BaseExpression) -> str | None:
+    """A literal's canonical code (`False`, `16`, `'fp32'`), or None for anything else."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return node.value
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return node.value
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return repr(value) if isinstance(value, str) else None
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, (cst.Integer, cst.Float)):
+        return "-" + node.expression.value
+    return None
+
+
+def _holds(operator: cst.BaseCompOp, default: str, values: list[str]) -> bool | None:
+    if isinstance(operator, (cst.Equal, cst.Is)):
+        return len(values) == 1 and default == values[0]
+    if isinstance(operator, (cst.NotEqual, cst.IsNot)):
+        return len(values) == 1 and default != values[0]
+    if isinstance(operator, cst.In):
+        return default in values
+    if isinstance(operator, cst.NotIn):
+        return default not in values
+    return None
 
 
 def _counts_cuda_devices(names: Names, node: cst.BaseExpression) -> bool:
@@ -191,9 +392,6 @@ def _device_count_polarity(names: Names, left: cst.BaseExpression, comparison: c
 _TPU_STRING = re.compile(r"(xla|tpu)(:\d+)?")
 
 
-_TPU_NAME = re.compile(r"(?i)xla|tpu")
-
-
 def tpu_test(names: Names, test: cst.BaseExpression) -> bool:
     """A test for a TPU/XLA path (`device.type == "xla"`, `is_torch_xla_available()`,
     `torch.tpu.is_available()`, `USE_TPU`): code on its other side has a TPU sibling."""
@@ -210,13 +408,13 @@ def tpu_test(names: Names, test: cst.BaseExpression) -> bool:
     parts = dotted(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
     if parts is None:
         return False
-    if names.qualified(test) in _ACCELERATOR_TESTS:
+    guards = names.index.guards
+    qualified = names.qualified(test) or ""
+    if qualified in guards.accelerator_tests:
         return True  # `... if torch.accelerator.is_available() else "cuda"`: CUDA is the fallback
-    return any(_TPU_NAME.search(part) for part in parts)
-
-
-_ACCELERATOR_TESTS = frozenset({"torch.accelerator.is_available", "torch.accelerator.current_accelerator", "torch.accelerator.device_count"})
-"""Device-agnostic tests: the side they guard runs on TorchTPU, so the other is a fallback."""
+    if any(qualified == m or qualified.startswith(m + ".") for m in guards.tpu_modules):
+        return True
+    return guards.tpu_names is not None and any(guards.tpu_names.search(part) for part in parts)
 
 
 def _asks_for_accelerator_api(names: Names, call: cst.Call) -> bool:
@@ -231,7 +429,7 @@ def _tpu_string(node: cst.BaseExpression) -> bool:
     return _names_device(node, _TPU_STRING)
 
 
-def is_exit(body: cst.BaseSuite) -> bool:
+def is_exit(body: cst.BaseSuite, skip_calls: frozenset[str]) -> bool:
     """A branch that leaves: return, raise, continue, break, or a test skip / exit call."""
     statements = body.body
     if not statements:
@@ -243,7 +441,7 @@ def is_exit(body: cst.BaseSuite) -> bool:
             return True
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             parts = dotted(small.value.func)
-            if parts is not None and parts[-1] in _SKIP_CALLS:
+            if parts is not None and parts[-1] in skip_calls:
                 return True
     return False
 
@@ -270,12 +468,12 @@ def cuda_settings_only(names: Names, suite: cst.BaseSuite) -> bool:
                 named = names.qualified(small.targets[0].target)
             else:
                 return False
-            if named is None or not any(fnmatchcase(named, pattern) for pattern in names.index.cuda_knobs):
+            if named is None or not any(fnmatchcase(named, pattern) for pattern in names.index.guards.knobs):
                 return False
     return True
 
 
-def fails(body: cst.BaseSuite | cst.CSTNode | None) -> bool:
+def fails(body: cst.BaseSuite | cst.CSTNode | None, skip_raises: frozenset[str]) -> bool:
     """A branch that ends by raising (not a test skip: `raise unittest.SkipTest(...)`):
     `if torch.cuda.is_available(): ... else: raise RuntimeError("CUDA required")` keeps
     no fallback, so the CUDA side is the only path."""
@@ -289,7 +487,7 @@ def fails(body: cst.BaseSuite | cst.CSTNode | None) -> bool:
         if isinstance(small, cst.Raise):
             exc = small.exc.func if isinstance(small.exc, cst.Call) else small.exc
             parts = dotted(exc) if exc is not None else None
-            return not (parts is not None and parts[-1] in ("SkipTest", "Skipped", "skip"))
+            return not (parts is not None and parts[-1] in skip_raises)
     return False
 
 
@@ -297,7 +495,8 @@ def exits_without_cuda(names: Names, statement: cst.CSTNode) -> bool:
     """`if not torch.cuda.is_available(): return ...` or `pytest.importorskip(...)`; not
     `... : raise RuntimeError("needs CUDA")`, which leaves no other way."""
     if isinstance(statement, cst.If):
-        if statement.orelse is not None or not is_exit(statement.body) or fails(statement.body):
+        guards = names.index.guards
+        if statement.orelse is not None or not is_exit(statement.body, guards.skip_calls) or fails(statement.body, guards.skip_raises):
             return False
         return cuda_polarity(names, statement.test) < 0 or tpu_test(names, statement.test)
     if isinstance(statement, cst.SimpleStatementLine):
@@ -314,19 +513,19 @@ def is_cuda_skip_decorator(names: Names, expression: cst.BaseExpression) -> bool
     if not isinstance(expression, cst.Call) or not expression.args:
         return False
     parts = dotted(expression.func)
-    if parts is None or parts[-1] not in _SKIP_DECORATORS:
+    if parts is None or parts[-1] not in names.index.guards.skip_decorators:
         return False
     condition = expression.args[0].value
     if cuda_polarity(names, condition) == 0:
         return False
-    # A skip on any missing feature (`skipif(not _HAS_WEIGHTS_ONLY)`) is not a CUDA path.
-    return _CUDA_CONDITION.search(_CODE.code_for_node(condition)) is not None
+    # A skip on any missing feature (`skipif(not _HAS_WEIGHTS_ONLY)`) is not a CUDA path:
+    # a word of the condition must name CUDA or a CUDA-only package.
+    words = {w.lower() for w in _WORD.findall(_CODE.code_for_node(condition))}
+    return bool(words & names.index.guards.cuda_words)
 
 
 _CODE = cst.Module(body=[])
-
-
-_CUDA_CONDITION = re.compile(r"(?i)cuda|gpu|nvidia|triton|apex|flash|xformers|bitsandbytes|nccl|cudnn|cutlass|deepspeed")
+_WORD = re.compile(r"[A-Za-z0-9]+")
 
 
 def module_skip_mark(names: Names, statement: cst.CSTNode) -> bool:
@@ -339,13 +538,15 @@ def module_skip_mark(names: Names, statement: cst.CSTNode) -> bool:
     return False
 
 
-def role_of_function(name: str, decorators: tuple[str, ...], class_kind: str | None = None) -> str | None:
-    """A benchmark or a test function inside a product file. A `test_*` method of a class
-    that is not a test class (`Trainer.test_step`, a GUI's `test_step`) is product code."""
-    if any(fnmatchcase(name, p) for p in _BENCHMARK_FUNCTIONS) or any("benchmark" in d for d in decorators):
-        return "benchmark"
-    if name.startswith("test_") and class_kind != "plain":
-        return "test"
+def role_of_function(index: PythonIndex, name: str, decorators: tuple[str, ...], class_kind: str | None = None) -> str | None:
+    """A benchmark or a test function inside a product file (rules/judgement.yaml
+    `function_roles`). A `test_*` method of a class that is not a test class
+    (`Trainer.test_step`, a GUI's `test_step`) is product code."""
+    for role, patterns in index.function_roles:
+        if role == "test" and class_kind == "plain":
+            continue
+        if any(fnmatchcase(name, p) for p in patterns) or (role == "benchmark" and any("benchmark" in d for d in decorators)):
+            return role
     return None
 
 

@@ -11,7 +11,7 @@ new function or comprehension gets tables of its own.
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -98,6 +98,17 @@ class Names(Protocol):
 
     @property
     def host_functions(self) -> Set[str]: ...
+
+    @property
+    def flags(self) -> Set[str]:
+        """Names this module sets from an import attempt or an availability check."""
+        ...
+
+    @property
+    def options(self) -> Mapping[str, str]:
+        """Option names seen so far with their literal default (`use_triton=False`, a
+        `store_true` flag): an option off by default keeps the code it turns on optional."""
+        ...
 
     def qualified(self, node: cst.BaseExpression) -> str | None: ...
 

@@ -129,6 +129,10 @@ class BaseWalker:
         self._device_names = index.device.names
         self.host_functions: set[str] = set()
         """Module-level functions that only return host data."""
+        self.flags: set[str] = set()
+        """Names this module sets from an import attempt or an availability check."""
+        self.options: dict[str, str] = {}
+        """Option names and their literal defaults, as the walk has met them."""
         self.conditional_aliases = False
         """Whether any alias stands for more than one name yet: until then no lookup pays
         for alternatives."""

@@ -9,7 +9,7 @@ Every function here is a question about a node, answered from the walk's read-on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Set
+from collections.abc import Callable, Mapping, Set
 from typing import Any
 
 import libcst as cst
@@ -18,9 +18,6 @@ from tpucheck.analyze.python.conditions import host_annotation
 from tpucheck.analyze.python.context import Names
 from tpucheck.analyze.python.index import PythonIndex
 from tpucheck.analyze.python.scope import dotted, target_names
-
-OTHER_DEVICE_MODULES = ("torch.npu.", "torch.xpu.", "torch.mps.", "torch.tpu.", "torch_npu.", "torch_xla.", "intel_extension_for_pytorch.")
-"""Modules of accelerators other than CUDA: what their objects do is not a CUDA-ism."""
 
 _HOST_LITERALS = frozenset({cst.Integer, cst.Float, cst.Dict, cst.ListComp, cst.DictComp, cst.SimpleString})
 
@@ -46,6 +43,14 @@ class _MethodFlow:
     @property
     def host_functions(self) -> Set[str]:
         return self._names.host_functions
+
+    @property
+    def flags(self) -> Set[str]:
+        return self._names.flags
+
+    @property
+    def options(self) -> Mapping[str, str]:
+        return self._names.options
 
     def qualified(self, node: cst.BaseExpression) -> str | None:
         return self._names.qualified(node)
@@ -197,7 +202,7 @@ def other_device_receiver(names: Names, receiver: cst.BaseExpression) -> bool:
     if not isinstance(receiver, (cst.Attribute, cst.Name)):
         return False
     qualified = names.qualified(receiver)
-    return qualified is not None and qualified.startswith(OTHER_DEVICE_MODULES)
+    return qualified is not None and qualified.startswith(names.index.other_accelerator_apis)
 
 
 def _to_cpu(call: cst.Call) -> bool:

@@ -7,9 +7,9 @@ scan does not grow with the number of rules.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from tpucheck.ruleset.judgement import Guards
 from tpucheck.ruleset.model import DeviceContext, Matcher, Rule, Ruleset
 from tpucheck.ruleset.names import GlobTable
 
@@ -33,9 +33,9 @@ class PythonIndex:
     first_party: frozenset[str] = frozenset()
     """Top-level packages of the scanned project: its own imports are not dependencies
     (DeepSpeed importing `deepspeed` is not a DeepSpeed dependency)."""
-    guard_exceptions: frozenset[str] = frozenset()
-    guard_tests: re.Pattern[str] | None = None
-    cuda_knobs: tuple[str, ...] = ()
+    guards: Guards = field(default_factory=Guards)
+    function_roles: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    other_accelerator_apis: tuple[str, ...] = ()
     host_results: frozenset[str] = frozenset()
     host_modules: frozenset[str] = frozenset()
     host_annotations: frozenset[str] = frozenset()
@@ -64,8 +64,9 @@ class PythonIndex:
 
 
 def build_python_index(ruleset: Ruleset) -> PythonIndex:
-    index = PythonIndex(device=ruleset.device, guard_exceptions=ruleset.optional.exceptions, guard_tests=ruleset.optional.tests,
-        cuda_knobs=ruleset.optional.knobs,
+    judgement = ruleset.judgement
+    index = PythonIndex(device=ruleset.device, guards=judgement.guards, function_roles=judgement.function_roles,
+        other_accelerator_apis=judgement.other_accelerator_apis,
         host_results=ruleset.host.results,
         host_modules=ruleset.host.modules,
         host_annotations=ruleset.host.annotations,

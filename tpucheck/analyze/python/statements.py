@@ -15,7 +15,7 @@ import libcst as cst
 
 from tpucheck.analyze.python import conditions, hostdata
 from tpucheck.analyze.python.context import Guard, RoleMark
-from tpucheck.analyze.python.core import BaseWalker
+from tpucheck.analyze.python.core import BaseWalker, Hit
 from tpucheck.analyze.python.scope import Scope, dotted, import_from_module, target_names
 
 ASSIGNMENT = "assignment"
@@ -29,7 +29,7 @@ class StatementWalker(BaseWalker):
         self.bind_module_imports(module.body)
         # `pytestmark = pytest.mark.skipif(<no CUDA>)` skips every test of the module.
         mark = next((s for s in module.body if conditions.module_skip_mark(self, s)), None)
-        with self.enter(guard=Guard("optional.skip", mark) if mark is not None else None):
+        with self.enter(guard=Guard("guard.test-skip", mark) if mark is not None else None):
             self.walk_block(module.body)
         return self.hits
 
@@ -45,7 +45,7 @@ class StatementWalker(BaseWalker):
             else:
                 self.walk(statement)
             if start == 0 and conditions.exits_without_cuda(self, statement):
-                with self.enter(guard=Guard("optional.exit", statement)):
+                with self.enter(guard=Guard("guard.early-exit", statement)):
                     self.walk_block(statements, at + 1)
                 return
 
@@ -62,12 +62,15 @@ class StatementWalker(BaseWalker):
             if node.orelse is not None:
                 self.walk(node.orelse)
             return
-        available = conditions.mentions_guard(node.test, self.index)
+        guards = self.index.guards
+        available = conditions.mentions_availability(self, node.test)
         polarity = conditions.cuda_polarity(self, node.test)
+        tpu = conditions.tpu_test(self, node.test)
+        option = conditions.option_polarity(self, node.test) if polarity == 0 and not tpu else 0
         # A side that raises is no fallback: the other side is the only way on (and the test
         # that picks it is the place to edit, so it is reported).
-        body_fails, else_fails = conditions.fails(node.body), conditions.fails(node.orelse)
-        skip = polarity < 0 and conditions.is_exit(node.body) and not body_fails
+        body_fails, else_fails = conditions.fails(node.body, guards.skip_raises), conditions.fails(node.orelse, guards.skip_raises)
+        skip = polarity < 0 and conditions.is_exit(node.body, guards.skip_calls) and not body_fails
         guard_test = (available or conditions.counts_cuda_devices(self, node.test)) and ((polarity > 0 and not else_fails) or skip)
         # A device test is a guard, not a lost path, when the branch a TPU takes is the one
         # written for other devices (`if x.device.type != "cuda": return fallback(x)`), or
@@ -77,33 +80,49 @@ class StatementWalker(BaseWalker):
         )
         with self.enter(guard_test=guard_test):
             self.walk(node.test)
-        # An availability check marks both branches (the existing contract); a device
-        # test (`x.is_cuda`, `device.type == "cuda"`) marks the branch that is CUDA.
-        body_guarded = (available or polarity > 0) and not else_fails
-        # `if <xla/tpu>: ... else: <CUDA>`: the CUDA branch has a TPU sibling.
-        else_guarded = (available or (polarity < 0 and not skip) or conditions.tpu_test(self, node.test)) and not body_fails
         outer = self.frame
+        body_guard = else_guard = outer.guard
+        if polarity > 0 and not else_fails:
+            body_guard = Guard("guard.test", node.test)
+        elif option > 0 and not else_fails:
+            body_guard = Guard("guard.option", node.test)
+        # `if <xla/tpu>: ... else: <CUDA>`: the CUDA branch has a TPU sibling.
+        if ((polarity < 0 and not skip) or tpu) and not body_fails:
+            else_guard = Guard("guard.test", node.test)
+        elif option < 0 and not body_fails:
+            else_guard = Guard("guard.option", node.test)
         role = outer.role
         if role is None and conditions.is_main_test(node.test):
-            role = RoleMark("example", "roles.main-block", node.test)
-        guard = Guard("optional.guard", node.test)
-        with self.enter(
-            guard=guard if body_guarded else outer.guard,
-            guard_test=False,
-            periodic=outer.periodic or conditions.is_periodic(node.test),
-            role=role,
-        ):
+            role = RoleMark("example", "role.main-block", node.test)
+        before = len(self.hits)
+        with self.enter(guard=body_guard, guard_test=False, periodic=outer.periodic or conditions.is_periodic(node.test), role=role):
             self.walk(node.body)
+        middle = len(self.hits)
         if node.orelse is not None:
-            with self.enter(guard=guard if else_guarded else outer.guard, guard_test=False):
+            with self.enter(guard=else_guard, guard_test=False):
                 self.walk(node.orelse)
+            if polarity == 0 and option == 0 and not tpu and conditions.plain_flag(node.test):
+                self._settle_option(node, before, middle)
+
+    def _settle_option(self, node: cst.If, start: int, middle: int) -> None:
+        """`if cfg.use_xformers: <CUDA> else: <plain>`: when one side of an if on a plain
+        setting does its job with no CUDA-ism (nor another accelerator's API) and the other
+        needs CUDA, the plain side is the TPU's path and the CUDA side keeps it as a fallback."""
+        body, orelse = self.hits[start:middle], self.hits[middle:]
+        cuda_body, cuda_else = any(_cuda(h) for h in body), any(_cuda(h) for h in orelse)
+        if cuda_body == cuda_else:
+            return
+        plain = node.orelse if cuda_body else node.body
+        if plain is None or conditions.uses_other_accelerator(self, plain):
+            return
+        test = node.test
+        for hit in body if cuda_body else orelse:
+            if hit.guard is None:
+                hit.guard = Guard("guard.option-else", test)
 
     def on_try(self, node: cst.Try | cst.TryStar, ctx: str | None) -> None:
-        imported = conditions.top_packages(node.body.body)
-        handler = next(
-            (h for h in node.handlers if conditions.catches(h, self.index.guard_exceptions) and conditions.falls_back(h, imported)), None
-        )
-        with self.enter(guard=Guard("optional.import", handler) if handler is not None else self.frame.guard):
+        handler = next((h for h in node.handlers if conditions.handler_keeps_fallback(h, node.body.body, self)), None)
+        with self.enter(guard=Guard("guard.except", handler) if handler is not None else self.frame.guard):
             self.walk(node.body)
         self.walk_all(node.handlers)
         if node.orelse is not None:
@@ -158,9 +177,9 @@ class StatementWalker(BaseWalker):
                     self.walk(decorator)
         role = outer.role
         if role is None:
-            found = conditions.role_of_function(node.name.value, resolved, outer.class_kind)
-            role = RoleMark(found, f"roles.{found}-function", node.name) if found is not None else None
-        with self.enter(role=role, guard=Guard("optional.skip", skip) if skip is not None else outer.guard):
+            found = conditions.role_of_function(self.index, node.name.value, resolved, outer.class_kind)
+            role = RoleMark(found, f"role.{found}-function", node.name) if found is not None else None
+        with self.enter(role=role, guard=Guard("guard.test-skip", skip) if skip is not None else outer.guard):
             if isinstance(node, cst.ClassDef):
                 self.walk_class(node)
                 return
@@ -169,6 +188,7 @@ class StatementWalker(BaseWalker):
                     if not any(fnmatchcase(node.name.value, p) for p in rule_matcher[1].exclude):
                         self.hit(rule_matcher, node.name, detail=node.name.value)
             self.walk_params(node.params)
+            self.note_options(node.params)
             if node.returns is not None:
                 self.walk_annotation(node.returns)
             host = {p.name.value for p in node.params.params if p.annotation is not None and conditions.host_annotation(self, p.annotation.annotation)}
@@ -195,6 +215,12 @@ class StatementWalker(BaseWalker):
         self.walk_all(node.bases)
         self.walk_all(node.keywords)
         outer = self.frame
+        for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
+                    code = conditions.literal_code(conditions.field_default(small.value))
+                    if code is not None:
+                        self.options[small.target.value] = code  # a dataclass or config field: `use_liger: bool = False`
         with self.enter(
             host_fields=hostdata.class_host_attributes(self, node),
             data_class=outer.data_class or hostdata.dataset_class(self, node),
@@ -206,6 +232,14 @@ class StatementWalker(BaseWalker):
         self.walk_params(node.params)
         with self.enter(scope=Scope(self.frame.scope, node)):
             self.walk(node.body)
+
+    def note_options(self, params: cst.Parameters) -> None:
+        """Parameters with a literal default are options (`use_triton=False`)."""
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.default is not None:
+                code = conditions.literal_code(param.default)
+                if code is not None:
+                    self.options[param.name.value] = code
 
     def walk_params(self, params: cst.Parameters) -> None:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -243,6 +277,8 @@ class StatementWalker(BaseWalker):
                         scope.bind_import(small)
                     elif isinstance(small, cst.Assign):
                         self.bind_targets([t.target for t in small.targets], small.value)
+                        if conditions.mentions_availability(self, small.value):
+                            self.flags.update(name for t in small.targets for name in target_names(t.target))
                     elif isinstance(small, cst.AnnAssign) and small.value is not None:
                         self.bind_targets([small.target], small.value)
             elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
@@ -252,6 +288,8 @@ class StatementWalker(BaseWalker):
                     if isinstance(case.body, cst.IndentedBlock):
                         self.bind_module_imports(case.body.body)
             elif isinstance(statement, (cst.If, cst.Try, cst.With, cst.TryStar)):
+                if isinstance(statement, (cst.Try, cst.TryStar)):
+                    self.flags |= conditions.import_flags(statement, self)
                 for block in _blocks_of(statement):
                     if isinstance(block, cst.IndentedBlock):
                         self.bind_module_imports(block.body)
@@ -263,7 +301,7 @@ class StatementWalker(BaseWalker):
         frame.scope.bind_import(node)
         if frame.type_checking or not self.index.imports:
             return
-        with self.enter(guard=Guard("optional.lazy-import", node) if frame.functions else frame.guard):
+        with self.enter(guard=Guard("guard.lazy-import", node) if frame.functions else frame.guard):
             if isinstance(node, cst.Import):
                 self._import_hits(node)
             else:
@@ -396,3 +434,10 @@ def _blocks_of(statement: cst.If | cst.Try | cst.With | cst.TryStar) -> list[cst
     if orelse is not None:
         blocks.append(orelse.body)
     return blocks
+
+
+def _cuda(hit: Hit) -> bool:
+    """A CUDA-ism of its own: not a note on host syncs, shapes or op lowering (which the
+    plain side may have too), nor a record of an asset."""
+    rule = hit.rule_matcher[0]
+    return rule.category not in ("host-sync", "dynamic-shape", "unsupported-op") and rule.inventory not in ("reference", "tpu-support")

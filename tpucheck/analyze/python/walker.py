@@ -99,6 +99,8 @@ class Walker(StatementWalker):
     def on_call(self, node: cst.Call, ctx: str | None) -> None:
         index = self.index
         func = node.func
+        if type(func) is cst.Attribute and func.attr.value == "add_argument":
+            self.note_argument(node)
         qualified = self.qualified(func)
         method: str | None = None
         if qualified is not None and not (qualified in index.host_calls and hostdata.inputs_on_host(self, node)):
@@ -147,6 +149,26 @@ class Walker(StatementWalker):
             else:
                 self.walk(arg.value, ARGUMENT if position in positions and not arg.star else None)
                 position += 1
+
+    def note_argument(self, node: cst.Call) -> None:
+        """`parser.add_argument("--use-liger", action="store_true")`: an option, off by
+        default (`args.use_liger`)."""
+        flag = next((a.value for a in node.args if a.keyword is None and isinstance(a.value, cst.SimpleString)), None)
+        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        name = flag.evaluated_value if isinstance(flag, cst.SimpleString) else None
+        dest = keywords.get("dest")
+        if isinstance(dest, cst.SimpleString):
+            name = dest.evaluated_value
+        if not isinstance(name, str) or (not name.startswith("-") and dest is None):
+            return
+        action = keywords.get("action")
+        default: str | None = "None"
+        if isinstance(action, cst.SimpleString) and action.evaluated_value in ("store_true", "store_false"):
+            default = "False" if action.evaluated_value == "store_true" else "True"
+        elif "default" in keywords:
+            default = conditions.literal_code(keywords["default"])
+        if default is not None:
+            self.options[name.lstrip("-").replace("-", "_")] = default
 
     def on_decorator(self, node: cst.Decorator, ctx: str | None) -> None:
         expression = node.decorator
@@ -199,13 +221,12 @@ class Walker(StatementWalker):
         the CUDA side of a TPU or device-agnostic test (`... if hasattr(torch, "accelerator")
         else "cuda"`) has a sibling that runs on the TPU."""
         self.walk(node.test)
-        available = conditions.mentions_guard(node.test, self.index)
         polarity = conditions.cuda_polarity(self, node.test)
         outer = self.frame.guard
-        guard = Guard("optional.guard", node.test)
-        with self.enter(guard=guard if available or polarity > 0 else outer):
+        guard = Guard("guard.test", node.test)
+        with self.enter(guard=guard if polarity > 0 else outer):
             self.walk(node.body, ctx)
-        with self.enter(guard=guard if available or polarity < 0 or conditions.tpu_test(self, node.test) else outer):
+        with self.enter(guard=guard if polarity < 0 or conditions.tpu_test(self, node.test) else outer):
             self.walk(node.orelse, ctx)
 
     def on_boolean(self, node: cst.BooleanOperation, ctx: str | None) -> None:
@@ -215,7 +236,7 @@ class Walker(StatementWalker):
         self.walk(node.left, ctx)
         polarity = conditions.cuda_polarity(self, node.left)
         guarded = polarity > 0 if isinstance(node.operator, cst.And) else polarity < 0
-        with self.enter(guard=Guard("optional.short-circuit", node.left) if guarded else self.frame.guard):
+        with self.enter(guard=Guard("guard.short-circuit", node.left) if guarded else self.frame.guard):
             self.walk(node.right, ctx)
 
     def on_transparent(self, node: cst.CSTNode, ctx: str | None) -> None:

@@ -1,0 +1,226 @@
+"""The judgement as data: roles, guards, other accelerators, kernel twins, versions and the
+scoring constants, read from `rules/judgement.yaml`, each entry with the reason it exists.
+
+Why data: a heuristic that lives in Python is a heuristic nobody reviews. Each entry here
+names what it recognises (a call, an exception, a path convention), says why in one line,
+and is the `rule` a finding's `because` cites when it fires.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from tpucheck.ruleset.problems import Problems
+
+__all__ = ["Guards", "Judgement", "PathRole", "Scoring", "build_judgement"]
+
+
+@dataclass(frozen=True, slots=True)
+class PathRole:
+    """A role given to files by their path: a convention every Python project shares
+    (pytest's `tests/` and `test_*.py`), never one repository's folder."""
+
+    id: str
+    role: str
+    paths: tuple[re.Pattern[str], ...]
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Guards:
+    """What a condition or an except clause must test for the code under it to keep a
+    fallback: structure first (what is called, what is caught, what the handler does)."""
+
+    availability_calls: tuple[str, ...] = ()
+    """Qualified-name globs whose call asks whether CUDA or a package is there."""
+    availability_names: re.Pattern[str] | None = None
+    """The naming convention of availability checks and flags (`is_apex_available()`,
+    `HAS_TRITON`), whole names only, for those defined in other modules."""
+    import_exceptions: frozenset[str] = frozenset()
+    call_exceptions: frozenset[str] = frozenset()
+    quiet_calls: tuple[str, ...] = ()
+    """Calls that only report (print, warnings, logging): a handler made of these and
+    `pass` provides no alternative."""
+    quiet_methods: frozenset[str] = frozenset()
+    cuda_words: frozenset[str] = frozenset()
+    """Words of a skip condition that make the test a CUDA path (as opposed to a skip on
+    any missing feature)."""
+    tpu_names: re.Pattern[str] | None = None
+    tpu_modules: tuple[str, ...] = ()
+    accelerator_tests: frozenset[str] = frozenset()
+    knobs: tuple[str, ...] = ()
+    skip_decorators: frozenset[str] = frozenset()
+    skip_calls: frozenset[str] = frozenset()
+    skip_raises: frozenset[str] = frozenset()
+    option_defaults: frozenset[str] = frozenset()
+    """Literal defaults that make an option off unless asked for (`use_triton=False`)."""
+    known_options: dict[str, str] = field(default_factory=dict)
+    """Options of public APIs, off unless asked for, by name: their documented defaults."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scoring:
+    """The score's constants, in one table (README, "The score")."""
+
+    severity_weight: dict[str, float] = field(default_factory=dict)
+    confidence_factor: dict[str, float] = field(default_factory=dict)
+    supporting_factor: float = 0.25
+    optional_factor: float = 0.25
+    fallback_factor: float = 0.2
+    fallback_max_hours: float = 2.0
+    repeat_factor: float = 0.1
+    kernel_repeat_factor: float = 0.25
+    copy_factor: float = 0.1
+    reference_factor: float = 0.5
+    hours_unit: float = 8.0
+    points_per_doubling: float = 10.0
+    max_range_ratio: float = 3.0
+    grades: tuple[tuple[float, str], ...] = ()
+    grade_meaning: dict[str, str] = field(default_factory=dict)
+    kernel_cap: float = 59.9
+    """The highest score with a kernel or CUDA-only dependency blocking the product's main
+    path: grade D says exactly that."""
+    blocker_cap: float = 89.9
+    """The highest score with any other blocker on the main path: grade A says the product
+    runs after mechanical edits, which a blocker contradicts."""
+    capped_categories: frozenset[str] = frozenset()
+    validation: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Hours per workload to run the port once on the target and check its numerics."""
+    validation_weight: float = 0.5
+    stack_file_hours: tuple[float, float] = (2.0, 6.0)
+    """Each further product file built on a CUDA-only stack: its part of the rework."""
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    roles: tuple[PathRole, ...] = ()
+    optional_paths: tuple[re.Pattern[str], ...] = ()
+    """Experimental and development code (`experimental/`): priced apart, like supporting code."""
+    function_roles: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(role, name globs) of functions inside product files: benchmark and test functions."""
+    guards: Guards = field(default_factory=Guards)
+    other_accelerator_modules: tuple[str, ...] = ()
+    """Packages of other accelerators: a file that imports one at module level runs only there."""
+    other_accelerator_apis: tuple[str, ...] = ()
+    """Qualified-name prefixes of other accelerators' objects (`torch.npu.`): not CUDA's."""
+    cpu_twin: re.Pattern[str] | None = None
+    device_dispatch: re.Pattern[str] | None = None
+    frameworks: frozenset[str] = frozenset()
+    op_noise: frozenset[str] = frozenset()
+    version_folder: re.Pattern[str] | None = None
+    version_overlap: float = 0.3
+    training_markers: tuple[str, ...] = ()
+    """Calls and methods that make a product a training product (a validation run of its own)."""
+    scoring: Scoring = field(default_factory=Scoring)
+    rationale: dict[str, str] = field(default_factory=dict)
+    """id -> why, for every entry that fires as a `because` rule."""
+
+
+def _floats(raw: dict[str, Any]) -> dict[str, float]:
+    return {key: float(value) for key, value in raw.items()}
+
+
+def _range(raw: dict[str, Any]) -> tuple[float, float]:
+    return float(raw["low"]), float(raw["high"])
+
+
+def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
+    """The `judgement:` section of a rule file (schema-checked already) as a Judgement."""
+    base: tuple[str | int, ...] = ("judgement",)
+    rationale: dict[str, str] = {}
+
+    def regex(value: str | None, *path: str | int) -> re.Pattern[str] | None:
+        return problems.regex(value, (*base, *path)) if value is not None else None
+
+    roles = []
+    for index, entry in enumerate(raw.get("roles", [])):
+        patterns = tuple(p for i, text in enumerate(entry["paths"]) if (p := regex(text, "roles", index, "paths", i)) is not None)
+        roles.append(PathRole(entry["id"], entry["role"], patterns, entry["why"]))
+        rationale[entry["id"]] = entry["why"]
+    if "entry_points" in raw:
+        rationale["role.entry-point"] = raw["entry_points"]["why"]
+    optional = raw.get("optional_paths", {})
+    optional_paths = tuple(p for i, text in enumerate(optional.get("paths", [])) if (p := regex(text, "optional_paths", "paths", i)) is not None)
+    if optional:
+        rationale["role.optional"] = optional["why"]
+    functions = raw.get("function_roles", {})
+    function_roles = tuple((role, tuple(entry["names"])) for role, entry in functions.items())
+    rationale.update({f"role.{role}-function": entry["why"] for role, entry in functions.items()})
+    guards_raw = raw.get("guards", {})
+    for key, entry in guards_raw.get("rules", {}).items():
+        rationale[key] = entry
+    guards = Guards(
+        availability_calls=tuple(guards_raw.get("availability_calls", ())),
+        availability_names=regex(guards_raw.get("availability_names"), "guards", "availability_names"),
+        import_exceptions=frozenset(guards_raw.get("import_exceptions", ())),
+        call_exceptions=frozenset(guards_raw.get("call_exceptions", ())),
+        quiet_calls=tuple(guards_raw.get("quiet_calls", ())),
+        quiet_methods=frozenset(guards_raw.get("quiet_methods", ())),
+        cuda_words=frozenset(guards_raw.get("cuda_words", ())),
+        tpu_names=regex(guards_raw.get("tpu_names"), "guards", "tpu_names"),
+        tpu_modules=tuple(guards_raw.get("tpu_modules", ())),
+        accelerator_tests=frozenset(guards_raw.get("accelerator_tests", ())),
+        knobs=tuple(guards_raw.get("knobs", ())),
+        skip_decorators=frozenset(guards_raw.get("skip_decorators", ())),
+        skip_calls=frozenset(guards_raw.get("skip_calls", ())),
+        skip_raises=frozenset(guards_raw.get("skip_raises", ())),
+        option_defaults=frozenset(guards_raw.get("option_defaults", ())),
+        known_options={str(k): str(v) for k, v in guards_raw.get("known_options", {}).items()},
+    )
+    other = raw.get("other_accelerators", {})
+    if other:
+        rationale["alternative.other-accelerator"] = other["why"]
+    kernels = raw.get("kernels", {})
+    for key in ("twin_why", "copy_why", "reference_why"):
+        if key in kernels:
+            rationale[f"fallback.{key.removesuffix('_why').replace('twin', 'cpu-twin')}"] = kernels[key]
+    versions = raw.get("versions", {})
+    if versions:
+        rationale["version.older"] = versions["why"]
+    score_raw = raw.get("score", {})
+    scoring = Scoring()
+    if score_raw:
+        scoring = Scoring(
+            severity_weight=_floats(score_raw["severity_weight"]),
+            confidence_factor=_floats(score_raw["confidence_factor"]),
+            supporting_factor=float(score_raw["supporting_factor"]),
+            optional_factor=float(score_raw["optional_factor"]),
+            fallback_factor=float(score_raw["fallback_factor"]),
+            fallback_max_hours=float(score_raw["fallback_max_hours"]),
+            repeat_factor=float(score_raw["repeat_factor"]),
+            kernel_repeat_factor=float(score_raw["kernel_repeat_factor"]),
+            copy_factor=float(score_raw["copy_factor"]),
+            reference_factor=float(score_raw["reference_factor"]),
+            hours_unit=float(score_raw["hours_unit"]),
+            points_per_doubling=float(score_raw["points_per_doubling"]),
+            max_range_ratio=float(score_raw["max_range_ratio"]),
+            grades=tuple((float(g["from"]), g["grade"]) for g in score_raw["grades"]),
+            grade_meaning={g["grade"]: g["means"] for g in score_raw["grades"]},
+            kernel_cap=float(score_raw["caps"]["kernel"]),
+            blocker_cap=float(score_raw["caps"]["blocker"]),
+            capped_categories=frozenset(score_raw["caps"]["kernel_categories"]),
+            validation={workload: _range(hours) for workload, hours in score_raw["validation"]["hours"].items()},
+            validation_weight=float(score_raw["validation"]["weight"]),
+            stack_file_hours=_range(score_raw["stack_file_hours"]),
+        )
+        for key, entry in score_raw.get("rules", {}).items():
+            rationale[key] = entry
+    return Judgement(
+        roles=tuple(roles),
+        optional_paths=optional_paths,
+        function_roles=function_roles,
+        guards=guards,
+        other_accelerator_modules=tuple(other.get("modules", ())),
+        other_accelerator_apis=tuple(other.get("apis", ())),
+        cpu_twin=regex(kernels.get("cpu_twin"), "kernels", "cpu_twin"),
+        device_dispatch=regex(kernels.get("device_dispatch"), "kernels", "device_dispatch"),
+        frameworks=frozenset(kernels.get("frameworks", ())),
+        op_noise=frozenset(kernels.get("op_noise", ())),
+        version_folder=regex(versions.get("folder"), "versions", "folder"),
+        version_overlap=float(versions.get("overlap", 0.3)),
+        training_markers=tuple(raw.get("workloads", {}).get("training", ())),
+        scoring=scoring,
+        rationale=rationale,
+    )
