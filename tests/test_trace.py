@@ -139,3 +139,39 @@ def test_bad_references_are_usage_errors() -> None:
     with pytest.raises(RequestError, match="--device"):
         TraceRequest("zoo:build", "zoo:batch", device="tpu").check()
 
+
+@needs_torch
+def test_scan_with_the_trace_confirms_static_findings_and_adds_what_only_the_run_saw(zoo: list[TraceOutcome], tmp_path: Path) -> None:
+    import tpucheck
+    from tpucheck.settings import Flags
+
+    trace_file = tmp_path / "trace.json"
+    trace_file.write_text(dumps(zoo[0].report))
+    settings = tpucheck.load_settings(str(FIXTURES), Flags(no_cache=True, trace=trace_file), isolated=True)
+    result = tpucheck.scan(str(FIXTURES), settings)
+    by_evidence = {(f.rule, f.path, f.span.line, f.evidence) for f in result.findings if f.evidence}
+    assert by_evidence == {
+        ("HS001", "zoo.py", marked("ITEM"), "confirmed"),  # the static `.item()` finding, seen syncing
+        ("DS001", "zoo.py", marked("NONZERO"), "confirmed"),
+        ("RT001", "zoo.py", marked("MEDIAN"), "runtime"),  # `logits.median()`: only the run saw it
+    }
+    median = next(f for f in result.findings if f.rule == "RT001")
+    assert median.message.startswith("[from the run] `aten::median` has no TorchTPU kernel")
+    assert (median.severity, median.affects) == ("blocker", ("training",))
+    assert result.trace is not None and (result.trace.confirmed, result.trace.added) == (2, 1)
+    data = result.to_dict()
+    assert data["trace"]["unseen_ops"] == ["aten::median"]  # type: ignore[index]
+    without = tpucheck.scan(str(FIXTURES), tpucheck.load_settings(str(FIXTURES), Flags(no_cache=True), isolated=True))
+    assert result.score.score < without.score.score  # the blocker the run found is scored
+    assert len(result.findings) == len(without.findings) + 1  # ... and the confirmed ones are not counted twice
+
+
+def test_scan_refuses_a_file_that_is_not_a_trace_report(tmp_path: Path) -> None:
+    bad = tmp_path / "trace.json"
+    bad.write_text('{"schema_version": "1.2", "findings": []}')
+    done = subprocess.run(
+        [sys.executable, "-m", "tpucheck", "scan", str(FIXTURES), "--trace", str(bad), "--no-cache"],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(SOURCE_ROOT)}, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [f"tpucheck: error: {bad} is not a tpucheck trace report (write one with `tpucheck trace ... --format json -o FILE`)"]

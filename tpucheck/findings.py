@@ -176,6 +176,9 @@ class Finding:
     """Recorded in the baseline file: reported, counted in the score, left out of the gate."""
     outside_diff: bool = False
     """Not on a line changed since `--diff-base`: reported, left out of the gate."""
+    evidence: str | None = None
+    """`scan --trace`: "confirmed" (a static finding the run reached) or "runtime" (found
+    only by the run); None for a static finding the run did not speak to."""
 
     @property
     def gated(self) -> bool:
@@ -215,6 +218,8 @@ class Finding:
             data["baselined"] = True
         if self.outside_diff:
             data["outside_diff"] = True
+        if self.evidence is not None:
+            data["evidence"] = self.evidence
         return data
 
     @classmethod
@@ -245,6 +250,7 @@ class Finding:
             help_uri=data.get("help_uri"),
             baselined=bool(data.get("baselined", False)),
             outside_diff=bool(data.get("outside_diff", False)),
+            evidence=data.get("evidence"),
         )
 
 

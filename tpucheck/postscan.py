@@ -57,10 +57,17 @@ def finish(assembled: Assembled, settings: Settings) -> ScanResult:
             else:
                 suppressed.append(replace(finding, suppressed=True, suppression_reason=f"per-file-ignores: {pattern}"))
         active = kept
+    evidence = None
+    if settings.trace is not None:  # what a run of the model saw (`tpucheck trace`), checked by the caller
+        from tpucheck.trace.overlay import apply_trace
+        from tpucheck.trace.report import load_report
+
+        active, evidence = apply_trace(active, assembled.ruleset, load_report(settings.trace), assembled.root, str(settings.trace))
     result = build_result(
         assembled.root, assembled.ruleset, active, suppressed, assembled.errors, assembled.skipped,
         assembled.coverage, shard=assembled.shard, cuda_files=assembled.cuda_files,
     )  # fmt: skip
+    result.trace = evidence
     problems = [*settings.problems, *assembled.problems]
     if settings.write_baseline is not None:  # 3. the baseline, recorded first when asked
         try:

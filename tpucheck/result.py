@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tpucheck import __version__
 from tpucheck.findings import (
@@ -20,6 +21,9 @@ from tpucheck.findings import (
 )
 from tpucheck.ruleset.model import DEFAULT_TARGET, Rule
 from tpucheck.scoring import Score
+
+if TYPE_CHECKING:
+    from tpucheck.trace.overlay import RunEvidence
 
 SCHEMA_VERSION = "1.2"
 """1.1 added root, gate, shard, configuration_errors and the baselined/outside_diff marks;
@@ -200,6 +204,8 @@ class ScanResult:
     configuration_errors: list[ScanError] = field(default_factory=list)
     """Problems in config, rule or baseline files: the scan went on without the bad parts,
     and the command exits 2 after reporting."""
+    trace: RunEvidence | None = None
+    """`scan --trace`: the run whose evidence confirmed findings or added its own."""
 
     def gated_findings(self) -> list[Finding]:
         """What `--fail-on` judges: not baselined, and in the diff when one was given."""
@@ -301,4 +307,6 @@ class ScanResult:
         }
         if self.shard is not None:
             data["shard"] = f"{self.shard[0]}/{self.shard[1]}"
+        if self.trace is not None:
+            data["trace"] = self.trace.to_dict()
         return data
