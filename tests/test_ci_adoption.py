@@ -391,7 +391,7 @@ def test_an_unusable_cache_dir_is_a_note_not_a_failure(project: Path) -> None:
     ("content", "message"),
     [
         ('{"tool": 1}', "not a tpucheck JSON report"),
-        ('{"tool": {"name": "tpucheck", "version": "%s"}, "schema_version": "1.2", "rules": 3}', "rules must be a list of rule ids"),
+        ('{"tool": {"name": "tpucheck", "version": "%s"}, "schema_version": "1.3", "rules": 3}', "rules must be a list of rule ids"),
     ],
 )
 def test_malformed_reports_are_one_line_merge_errors(tmp_path: Path, content: str, message: str) -> None:

@@ -64,7 +64,7 @@ def test_json_report_exact_findings_errors_and_coverage(repo: Path) -> None:
     done = run_cli("scan", str(repo), "--rules", RULES, "--select", "T", "-f", "json", "-q")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["schema_version"] == "1.2"
+    assert report["schema_version"] == "1.3"
     assert report["tool"]["name"] == "tpucheck"
     got = [(f["rule"], f["path"], f["line"], f["column"], f["cell"]) for f in report["findings"]]
     assert got == [

@@ -8,6 +8,7 @@ report is deterministic). They need torch (the `trace` extra) and skip without i
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import os
 import re
@@ -143,6 +144,9 @@ def test_bad_references_are_usage_errors() -> None:
 @needs_torch
 def test_scan_with_the_trace_confirms_static_findings_and_adds_what_only_the_run_saw(zoo: list[TraceOutcome], tmp_path: Path) -> None:
     import tpucheck
+    from tpucheck.merge import merge_reports
+    from tpucheck.reports import FORMATS
+    from tpucheck.reports.options import ReportOptions
     from tpucheck.settings import Flags
 
     trace_file = tmp_path / "trace.json"
@@ -161,6 +165,17 @@ def test_scan_with_the_trace_confirms_static_findings_and_adds_what_only_the_run
     assert result.trace is not None and (result.trace.confirmed, result.trace.added) == (2, 1)
     data = result.to_dict()
     assert data["trace"]["unseen_ops"] == ["aten::median"]  # type: ignore[index]
+    for name, writer in FORMATS.items():  # every format says which findings the run backs
+        stream = io.StringIO()
+        writer(result, stream, ReportOptions())
+        text = " ".join(stream.getvalue().split())  # as read, whatever the wrapping
+        assert "confirmed at run time" in text and "from the run" in text, name
+        if name in ("terminal", "markdown", "html"):
+            assert "2 static findings confirmed, 1 found only by the run" in text, name
+    report_file = tmp_path / "scan.json"
+    report_file.write_text(json.dumps(data))
+    merged = merge_reports([report_file], load_ruleset())  # rendered again (as the GitHub Action does), the run's evidence stays
+    assert merged.trace == result.trace and [f.evidence for f in merged.findings] == [f.evidence for f in result.findings]
     without = tpucheck.scan(str(FIXTURES), tpucheck.load_settings(str(FIXTURES), Flags(no_cache=True), isolated=True))
     assert result.score.score < without.score.score  # the blocker the run found is scored
     assert len(result.findings) == len(without.findings) + 1  # ... and the confirmed ones are not counted twice
@@ -175,3 +190,18 @@ def test_scan_refuses_a_file_that_is_not_a_trace_report(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [f"tpucheck: error: {bad} is not a tpucheck trace report (write one with `tpucheck trace ... --format json -o FILE`)"]
+
+
+@needs_torch
+def test_fake_tensors_stop_at_a_branch_on_a_value_and_the_cpu_device_goes_past_it() -> None:
+    requests = [TraceRequest("branchy:build", "branchy:batch", phases=("inference",), device=device, graph_breaks=False) for device in ("fake", "cpu")]
+    fake, cpu = run_traces(requests, target="torchtpu", root=str(FIXTURES), ruleset=load_ruleset(), allow_exec=True)
+    assert isinstance(fake, TraceOutcome) and isinstance(cpu, TraceOutcome)
+    lines = (FIXTURES / "branchy.py").read_text().splitlines()
+    branch = next(n for n, text in enumerate(lines, start=1) if "# BRANCH:" in text)
+    stopped = fake.report["phases"]["inference"]
+    assert stopped["status"] == "stopped" and f"branchy.py:{branch}" in stopped["note"] and "--device cpu" in stopped["note"]
+    assert "aten::tanh" not in ops(fake.report, "inference")
+    assert ("RT003", "inference", "branchy.py", branch) in found(fake.report["findings"])
+    assert cpu.report["phases"]["inference"]["status"] == "complete" and cpu.report["environment"]["route"] == "cpu"
+    assert ops(cpu.report, "inference")["aten::tanh"]["first"] == {"path": "branchy.py", "line": branch + 2}

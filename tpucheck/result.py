@@ -25,9 +25,10 @@ from tpucheck.scoring import Score
 if TYPE_CHECKING:
     from tpucheck.trace.overlay import RunEvidence
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 """1.1 added root, gate, shard, configuration_errors and the baselined/outside_diff marks;
-1.2 the target, the effort split (supporting, performance), contributors, plan phases."""
+1.2 the target, the effort split (supporting, performance), contributors, plan phases;
+1.3 `scan --trace`: a finding's `evidence` (confirmed, runtime) and the `trace` section."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,13 +35,13 @@ def run(jobs: list[dict[str, Any]], problems: list[str]) -> dict[str, Any]:
     from tpucheck.trace.device import setup
     from tpucheck.trace.request import TraceRequest
 
-    route = None
+    routes: dict[str, Any] = {}  # the fake route renames a backend: set up once per process
     results = []
     for job in jobs:
         request = TraceRequest.from_json(job)
-        if route is None:
-            route = setup(request.device)
-        results.append(trace_one(request, route))
+        if request.device not in routes:
+            routes[request.device] = setup(request.device)
+        results.append(trace_one(request, routes[request.device]))
     return {
         "environment": {"torch": torch.__version__, "python": platform.python_version(), "limits_not_set": problems},
         "results": results,

@@ -159,7 +159,7 @@ class Harness:
                 status = "stopped"
                 note = f"stopped{where} in the {recorder.stage} stage: {_first_line(exc)}; `--device cpu` follows branches on a tensor's value"
                 if type(exc).__name__ == "GuardOnDataDependentSymNode":
-                    recorder.event("host-sync", None, site, "branches on a tensor's value: the host needs it before the step can go on")
+                    self._branch_on_value(recorder, site)
             else:
                 status = "failed"
                 note = f"{type(exc).__name__}{where} in the {recorder.stage} stage: {_first_line(exc)}"
@@ -178,6 +178,18 @@ class Harness:
             "events": [*recorder.events.values(), *breaks],
         }
 
+    @staticmethod
+    def _branch_on_value(recorder: Recorder, site: tuple[str, int] | None) -> None:
+        """A Python branch on a tensor's value: the sync that read it (already recorded at
+        that line, as `_local_scalar_dense`) is said to be a branch; else a sync of its own."""
+        detail = "is read by a Python branch on a tensor's value: the host needs it before the step can go on"
+        path, line = site if site else (None, None)
+        for event in recorder.events.values():
+            if event.kind == "host-sync" and (event.path, event.line) == (path, line):
+                event.detail = detail
+                return
+        recorder.event("host-sync", None, site, detail)
+
     def graph_breaks(self, phase: str, model: Any, batch: Any, loss_fn: Callable[..., Any], recorder: Recorder) -> tuple[list[Event], str | None]:
         """torch._dynamo.explain over the phase's forward (and loss), inside the fake mode
         (so the step's own factory calls make fake tensors too): where torch.compile would
@@ -193,7 +205,7 @@ class Harness:
 
         model.eval() if phase == "inference" else model.train()
         try:
-            with self.route.active(), torch.no_grad() if phase == "inference" else _nothing():
+            with self.route.active(), torch.no_grad() if phase == "inference" else contextlib.nullcontext():
                 explanation = torch._dynamo.explain(step)()
         except Exception as exc:
             return [], f"graph breaks not checked: torch._dynamo.explain failed ({type(exc).__name__}: {_first_line(exc)[:160]})"
@@ -223,14 +235,6 @@ def _default_dtype(dtype: torch.dtype | None) -> Iterator[None]:
         yield
     finally:
         torch.set_default_dtype(before)
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def _first_line(value: object) -> str:

@@ -52,6 +52,17 @@ class RunEvidence:
             f"{self.added} found only by the run, {self.elsewhere} outside the scanned tree or without a user line ({per_phase})"
         )
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], findings: list[Finding]) -> RunEvidence:
+        """From a JSON report's `trace` section (`tpucheck merge`), the confirmed and added
+        counts taken from the findings themselves (shards each saw their own files)."""
+        return cls(
+            file=str(data["file"]), model=str(data["model"]), route=str(data["route"]), traced_target=str(data["traced_target"]),
+            phases={str(k): dict(v) for k, v in data["phases"].items()},
+            confirmed=sum(f.evidence == CONFIRMED for f in findings), added=sum(f.evidence == RUNTIME for f in findings),
+            elsewhere=int(data["elsewhere"]), unseen_ops=tuple(str(op) for op in data.get("unseen_ops", ())),
+        )  # fmt: skip
+
     def to_dict(self) -> dict[str, object]:
         return {
             "file": self.file, "model": self.model, "route": self.route, "traced_target": self.traced_target,

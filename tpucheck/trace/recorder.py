@@ -139,7 +139,7 @@ class Recorder(TorchDispatchMode):
         site = self.site()
         record = self.ops.setdefault(name, OpRecord())
         record.count += 1
-        if on_device and name in HOST_SYNC_OPS | _data_dependent(func):
+        if on_device and (name in HOST_SYNC_OPS or torch.Tag.data_dependent_output in getattr(func, "tags", ())):
             self.event("host-sync", name, site, "copies a value to the host: the step waits for the device")
         try:
             out = func(*args, **kwargs)
@@ -156,11 +156,6 @@ class Recorder(TorchDispatchMode):
             if why:
                 self.event("dynamic-shape", name, site, why)
         return out
-
-
-def _data_dependent(func: Any) -> frozenset[str]:
-    tags = getattr(func, "tags", ())
-    return frozenset({op_name(func)}) if torch.Tag.data_dependent_output in tags else frozenset()
 
 
 def _dynamic_shape(func: Any, args: Any, out: Any) -> str | None:

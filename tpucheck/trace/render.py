@@ -46,4 +46,4 @@ def write_terminal(report: Mapping[str, Any], stream: TextIO) -> None:
         stream.write(f"  {_place(f['path'], f['line'])}: {f['rule']} [{f['severity']}] {f['phase']}: {f['message']}\n")
     counts = {s: sum(f["severity"] == s for f in findings) for s in SEVERITIES}
     listed = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-    stream.write(f"\n{len(findings)} findings" + (f" ({listed})" if listed else "") + "; * decomposed by PyTorch's generic composite, assumed covered\n")
+    stream.write(f"\n{len(findings)} finding{'' if len(findings) == 1 else 's'}" + (f" ({listed})" if listed else "") + "; * decomposed by PyTorch's generic composite, assumed covered\n")
