@@ -56,11 +56,13 @@ def _source(path: Path, version: str) -> dict[str, str]:
 def generate(shared: Path) -> str:
     """The table's text for the data under `shared`."""
     tables: dict[str, dict[str, str]] = {}
+    autograd: dict[str, frozenset[str]] = {}
     sources = []
     for target, relative in TABLES.items():
         path = shared / relative
         data = json.loads(path.read_text(encoding="utf-8"))
         tables[target] = {op: entry["kind"] for op, entry in data["ops"].items()}
+        autograd[target] = frozenset(op for op, entry in data["ops"].items() if entry.get("tpu_autograd") or entry.get("xla_autograd"))
         sources.append({"target": target, **_source(path, data["source"])})
     native_path = shared / NATIVE
     entries = yaml.load(native_path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -73,7 +75,7 @@ def generate(shared: Path) -> str:
         _source(coverage_path, "PyTorch/XLA op coverage survey (conditional fallbacks in XLA kernels)"),
         _source(top_path, "PyTorch/XLA CPU-fallback survey (the conditions of those fallbacks)"),
     ]
-    resolved = resolve_all(tables, parse_native_functions(entries), xla_conditions(coverage, top))
+    resolved = resolve_all(tables, parse_native_functions(entries), xla_conditions(coverage, top), autograd)
     head = {
         "schema_version": SCHEMA_VERSION,
         "generated_by": COMMAND,

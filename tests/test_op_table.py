@@ -95,3 +95,9 @@ def test_the_committed_table_is_the_generators_output() -> None:
     spec.loader.exec_module(module)
     committed = (ROOT / "rules" / "op-status.json").read_text(encoding="utf-8")
     assert committed == module.generate(SHARED), "rules/op-status.json is stale: run python scripts/generate_op_table.py"
+
+
+def test_an_op_the_backend_differentiates_itself_carries_the_mark() -> None:
+    table = load_op_table()
+    assert table.status("aten::native_layer_norm", "xla").autograd  # so its PyTorch backward never reaches XLA
+    assert not table.status("aten::native_layer_norm", "torchtpu").autograd

@@ -205,3 +205,20 @@ def test_fake_tensors_stop_at_a_branch_on_a_value_and_the_cpu_device_goes_past_i
     assert ("RT003", "inference", "branchy.py", branch) in found(fake.report["findings"])
     assert cpu.report["phases"]["inference"]["status"] == "complete" and cpu.report["environment"]["route"] == "cpu"
     assert ops(cpu.report, "inference")["aten::tanh"]["first"] == {"path": "branchy.py", "line": branch + 2}
+
+
+def test_the_backward_of_an_op_the_target_differentiates_itself_is_not_judged() -> None:
+    def site(stage: str) -> dict[str, Any]:
+        return {"path": "m.py", "line": 3, "stage": stage, "calls": 1}
+
+    phases = {"training": {"ops": [
+        {"op": "aten::native_layer_norm", "calls": 1, "sites": [site("forward")], "unattributed": {}},
+        {"op": "aten::native_layer_norm_backward", "calls": 1, "sites": [site("backward")], "unattributed": {}},
+        {"op": "aten::median", "calls": 1, "sites": [site("backward")], "unattributed": {}},
+    ], "events": []}}  # fmt: skip
+    findings = judge(phases, "xla", load_ruleset().for_target("xla"), load_op_table())
+    assert [(f.rule, f.op) for f in findings] == []  # XLA's own gradient for layer norm covers that line's backward
+    phases["training"]["ops"] = phases["training"]["ops"][1:]
+    assert [(f.rule, f.op) for f in judge(phases, "xla", load_ruleset().for_target("xla"), load_op_table())] == [
+        ("RT002", "aten::median"), ("RT002", "aten::native_layer_norm_backward"),
+    ]  # fmt: skip

@@ -108,12 +108,21 @@ def judge(phases: Mapping[str, Mapping[str, Any]], target: str, ruleset: Ruleset
             out.append(TraceFinding(rule.id, rule.name, rule.category, rule.severity, phase, stage, op, path, line, count, message))
 
     for phase, observed in phases.items():
+        own_gradient = {
+            (site["path"], site["line"])
+            for entry in observed.get("ops", ())
+            if table.status(entry["op"], target).autograd
+            for site in entry.get("sites", ())
+            if site["stage"] != "backward"
+        }
         for entry in observed.get("ops", ()):
             op = entry["op"]
             status = table.status(op, target)
             event = op_event(op, status.status, target)
             if event is None:
                 continue
+            # PyTorch's backward of an op the target differentiates itself never reaches it
+            entry = {**entry, "sites": [s for s in entry.get("sites", ()) if s["stage"] != "backward" or (s["path"], s["line"]) not in own_gradient]}
             how = "; ".join(part for part in ("via " + " -> ".join(status.via) if status.via else "", status.note or "") if part)
             for (path, line), stages, count in _by_line(entry):
                 add(event, phase, stages[0], op, path, line, count, _op_message(event, op, how, target, phase, stages, count))

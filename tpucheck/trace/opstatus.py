@@ -31,6 +31,8 @@ class OpStatus:
     via: tuple[str, ...] = ()
     note: str | None = None
     """Spelled out (the table's short codes expanded)."""
+    autograd: bool = False
+    """The target differentiates this op itself: PyTorch's backward ops for it never reach it."""
 
     @property
     def unsupported(self) -> bool:
@@ -62,7 +64,7 @@ class OpTable:
             why = "not an ATen operator: a custom op needs a kernel for the target" if namespace != "aten" else f"not in the {target} table"
             return OpStatus(op, "unknown", note=why)
         note = entry.get("n")
-        return OpStatus(op, str(entry["s"]), tuple(entry.get("via", ())), self.notes.get(note, note) if note else None)
+        return OpStatus(op, str(entry["s"]), tuple(entry.get("via", ())), self.notes.get(note, note) if note else None, bool(entry.get("ag", False)))
 
     def provenance(self) -> list[dict[str, str]]:
         """The tables it was made from, with their versions and hashes, for every report."""

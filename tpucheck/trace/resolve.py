@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 STATUSES: tuple[str, ...] = ("kernel", "decomposed", "missing", "cpu-fallback", "unknown")
 """kernel: the backend's own kernel. decomposed: a composite whose parts are covered (or a
@@ -46,6 +46,9 @@ class Status:
     """The operators it was resolved through, outermost first (empty for a kernel)."""
     note: str | None = None
     """A code of NOTES, or a condition worth knowing (`falls back to the CPU when ...`)."""
+    autograd: bool = False
+    """The backend registers its own gradient for the op: PyTorch's backward ops for it
+    (`native_layer_norm_backward`) never reach that backend."""
 
     def to_json(self) -> dict[str, object]:
         data: dict[str, object] = {"s": self.status}
@@ -53,6 +56,8 @@ class Status:
             data["via"] = list(self.via)
         if self.note:
             data["n"] = self.note
+        if self.autograd:
+            data["ag"] = True
         return data
 
 
@@ -142,6 +147,8 @@ class Resolver:
     xla_conditional: Mapping[str, str] = field(default_factory=dict)
     """Base name -> condition text, for PyTorch/XLA kernels that fall back inside (`always
     ...` makes them CPU fallbacks outright)."""
+    autograd: frozenset[str] = frozenset()
+    """Ops the backend differentiates itself (the tables' `*_autograd`)."""
     _memo: dict[str, Status] = field(default_factory=dict)
     _by_base: dict[str, list[str]] = field(default_factory=dict)
 
@@ -152,7 +159,8 @@ class Resolver:
     def resolve(self, op: str) -> Status:
         if op not in self._memo:
             self._memo[op] = Status("unknown", note=_CYCLE)  # breaks cycles (t -> t_ -> t)
-            self._memo[op] = self._resolve(op)
+            resolved = self._resolve(op)
+            self._memo[op] = replace(resolved, autograd=True) if op in self.autograd else resolved
         return self._memo[op]
 
     def _resolve(self, op: str) -> Status:
@@ -249,8 +257,17 @@ def xla_conditions(op_coverage: Mapping[str, object], top_fallbacks: list[Mappin
     return out
 
 
-def resolve_all(tables: Mapping[str, Mapping[str, str]], functions: Mapping[str, NativeFunction], xla_conditional: Mapping[str, str]) -> dict[str, dict[str, Status]]:
+def resolve_all(
+    tables: Mapping[str, Mapping[str, str]],
+    functions: Mapping[str, NativeFunction],
+    xla_conditional: Mapping[str, str],
+    autograd: Mapping[str, frozenset[str]] | None = None,
+) -> dict[str, dict[str, Status]]:
     """op -> target -> status, over every operator any table lists."""
-    resolvers = {target: Resolver(target, table, functions, xla_conditional if target == "xla" else {}) for target, table in tables.items()}
+    autograd = autograd or {}
+    resolvers = {
+        target: Resolver(target, table, functions, xla_conditional if target == "xla" else {}, autograd.get(target, frozenset()))
+        for target, table in tables.items()
+    }
     ops = sorted({op for table in tables.values() for op in table})
     return {op: {target: resolver.resolve(op) for target, resolver in sorted(resolvers.items())} for op in ops}
