@@ -129,16 +129,19 @@ def _relative_note(note: str | None, root: str) -> str | None:
     return note.replace(root + os.sep, "") if note else note
 
 
+UNSUPPORTED_RULES = ("RT001", "RT002")
+
+
 def summary(report: Mapping[str, Any]) -> dict[str, dict[str, int]]:
     """Per phase: distinct ops on the device, their calls, and how many the target does
-    not run (missing or falling back to the CPU)."""
+    not run (the ops of its op-missing and CPU-fallback findings)."""
     out = {}
     for phase, observed in report["phases"].items():
         ops = observed["ops"]
         out[phase] = {
             "ops": len(ops),
             "calls": sum(op["calls"] for op in ops),
-            "unsupported": sum(op["status"] in ("missing", "cpu-fallback") for op in ops),
+            "unsupported": len({f["op"] for f in report["findings"] if f["phase"] == phase and f["rule"] in UNSUPPORTED_RULES}),
         }
     return out
 
