@@ -222,3 +222,24 @@ def test_the_backward_of_an_op_the_target_differentiates_itself_is_not_judged() 
     assert [(f.rule, f.op) for f in judge(phases, "xla", load_ruleset().for_target("xla"), load_op_table())] == [
         ("RT002", "aten::median"), ("RT002", "aten::native_layer_norm_backward"),
     ]  # fmt: skip
+
+
+def test_scan_never_imports_torch_even_with_a_trace(tmp_path: Path) -> None:
+    trace_file = tmp_path / "trace.json"
+    trace_file.write_text(json.dumps({
+        "schema_version": "1", "kind": "tpucheck-trace", "root": str(FIXTURES), "target": "torchtpu", "findings": [],
+        "request": {"model": "zoo:build"}, "environment": {"route": "fake-tpu"},
+        "phases": {"training": {"status": "complete", "note": None, "host_ops": [], "events": [], "ops": [
+            {"op": "aten::median", "calls": 1, "status": "missing", "via": [], "note": None, "first": None,
+             "sites": [{"path": "zoo.py", "line": marked("MEDIAN"), "stage": "loss", "calls": 1}], "sites_dropped": 0, "unattributed": {}},
+        ]}},
+    }))  # fmt: skip
+    code = (
+        "import sys, tpucheck\n"
+        "from tpucheck.settings import Flags\n"
+        f"s = tpucheck.load_settings({str(FIXTURES)!r}, Flags(no_cache=True, trace={str(trace_file)!r}), isolated=True)\n"
+        f"r = tpucheck.scan({str(FIXTURES)!r}, s)\n"
+        "print(sorted(f.rule for f in r.findings if f.evidence == 'runtime'), 'torch' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(SOURCE_ROOT)}, check=False)
+    assert done.stdout.strip() == "['RT001'] False", done.stderr
