@@ -33,18 +33,20 @@ def op_name(func: Any) -> str:
     return schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
 
 
-def _skipped_roots() -> tuple[str, ...]:
+def _skipped_roots() -> tuple[tuple[str, ...], str | None]:
+    """torch's, tpucheck's and their helpers' folders, and the standard library's."""
     import tpucheck
 
-    roots = [os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(tpucheck.__file__)) + os.sep + "tpucheck"]
+    roots = [os.path.dirname(torch.__file__), os.path.dirname(tpucheck.__file__)]
     for name in ("functorch", "torchgen"):
         module = sys.modules.get(name)
         if module is not None and getattr(module, "__file__", None):
             roots.append(os.path.dirname(str(module.__file__)))
     stdlib = sysconfig.get_paths().get("stdlib")
-    if stdlib:
-        roots.append(stdlib)
-    return tuple(os.path.realpath(root) + os.sep for root in roots)
+    return tuple(os.path.realpath(root) + os.sep for root in roots), (os.path.realpath(stdlib) + os.sep if stdlib else None)
+
+
+_THIRD_PARTY = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
 
 
 @dataclass
@@ -78,7 +80,7 @@ class Recorder(TorchDispatchMode):
         self.ops: dict[str, OpRecord] = {}
         self.events: dict[tuple[str, str | None, str | None, int | None, str], Event] = {}
         self.stage = "forward"
-        self._roots = _skipped_roots()
+        self._roots, self._stdlib = _skipped_roots()
         self._user_file: dict[str, bool] = {}
 
     # where -----------------------------------------------------------------
@@ -86,7 +88,8 @@ class Recorder(TorchDispatchMode):
         known = self._user_file.get(filename)
         if known is None:
             real = os.path.realpath(filename)
-            known = not filename.startswith("<") and not real.startswith(self._roots)
+            in_stdlib = self._stdlib is not None and real.startswith(self._stdlib) and not any(part in real for part in _THIRD_PARTY)
+            known = not filename.startswith("<") and not real.startswith(self._roots) and not in_stdlib
             self._user_file[filename] = known
         return known
 
