@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMANDS = [[], ["scan"], ["merge"], ["init"], ["explain"], ["rules"], ["rules", "test"]]
+COMMANDS = [[], ["scan"], ["merge"], ["init"], ["explain"], ["rules"], ["rules", "test"], ["trace"]]
 
 
 def run(*args: str, cwd: Path | None = None, columns: int = 80) -> subprocess.CompletedProcess[str]:
@@ -33,7 +33,7 @@ def test_short_help_flag_and_readable_usage(command: list[str]) -> None:
 def test_command_summaries_are_whole() -> None:
     listing = run("-h").stdout.split("Commands:", 1)[1]
     summaries = [line.split(None, 1)[1] for line in listing.splitlines() if line.strip()]
-    assert len(summaries) == 6
+    assert len(summaries) == 7
     assert all(s.endswith(".") and "..." not in s for s in summaries), summaries
 
 

@@ -113,6 +113,7 @@ def scan_command(
     baseline: Path | None = typer.Option(None, "--baseline", metavar="FILE", help="Findings recorded in this baseline are reported as baselined and left out of --fail-on."),
     write_baseline: Path | None = typer.Option(None, "--write-baseline", metavar="FILE", help="Record today's findings in this baseline file (and treat them as baselined)."),
     diff_base: str | None = typer.Option(None, "--diff-base", metavar="REF", help="Gate only on findings in lines changed since the merge base of REF and HEAD (git)."),
+    trace: Path | None = typer.Option(None, "--trace", metavar="FILE", help="A `tpucheck trace -f json` report: mark findings the run confirmed, add what only the run saw."),
     shard: str | None = typer.Option(None, "--shard", metavar="K/N", help="Analyze only the K-th of N stable shares of the files; combine with `tpucheck merge`."),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", metavar="DIR", help="Where to keep per-file results (default: .tpucheck_cache in the scanned root)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache."),
@@ -141,8 +142,15 @@ def scan_command(
         if not os.path.lexists(path):
             raise UsageProblem(f"no such file or directory: {path}")
     root, only = scan_root([str(p) for p in paths])
+    if trace is not None:
+        from tpucheck.trace.report import TraceReportError, load_report
+
+        try:
+            load_report(trace)
+        except TraceReportError as exc:
+            raise UsageProblem(str(exc)) from None
     flags = Flags(
-        output_format=output_format, fail_under=fail_under, fail_on=fail_on, target=target,
+        output_format=output_format, fail_under=fail_under, fail_on=fail_on, target=target, trace=trace,
         select=_split(select), ignore=_split(ignore), exclude=tuple(exclude or ()), rules=tuple(rules or ()),
         jobs=jobs, max_file_size=max_file_size, file_time_budget=file_time_budget,
         baseline=baseline, write_baseline=write_baseline, diff_base=diff_base, shard=_parse_shard(shard),
@@ -335,6 +343,50 @@ def merge_command(
     _report_problems(result.configuration_errors)
     code = _gate(result, settings.fail_under, settings.fail_on)
     raise typer.Exit(EXIT_USAGE if result.configuration_errors else code)
+
+
+@app.command("trace", short_help="Run a model, sandboxed: the ops it really uses.")
+def trace_command(
+    model: str = typer.Argument(..., metavar="MODULE:FACTORY", help="Builds the nn.Module (called with no arguments).", show_default=False),
+    inputs: str = typer.Option(..., "--input", metavar="MODULE:FN", help="Returns one batch: a tensor, a tuple of positional inputs or a dict of keyword inputs."),
+    loss: str | None = typer.Option(None, "--loss", metavar="MODULE:FN", help="FN(output, batch) -> scalar loss (default: the output's own loss, else the mean of its first float tensor)."),
+    optimizer: str | None = typer.Option(None, "--optimizer", metavar="MODULE:FN", help="FN(model) -> optimizer (default: AdamW, lr 1e-3)."),
+    phases: str = typer.Option("inference,training", "--phases", metavar="PHASES", help="inference, training or both (comma-separated)."),
+    target: str = typer.Option("torchtpu", "--target", "-t", metavar="TARGET", help="Judge against torchtpu (default) or xla."),
+    device: str = typer.Option("fake", "--device", metavar="DEVICE", help="fake (a pretend tpu device, no memory; default), meta, or cpu (real tensors: follows branches on values)."),
+    dtype: str = typer.Option("float32", "--dtype", metavar="DTYPE", help="float32 or bfloat16 (casts the model and floating inputs)."),
+    no_graph_breaks: bool = typer.Option(False, "--no-graph-breaks", help="Skip torch._dynamo.explain (graph breaks) to save time."),
+    root: Path = typer.Option(Path("."), "--root", metavar="DIR", help="The project: put on sys.path, and paths are reported relative to it."),
+    allow_exec: bool = typer.Option(False, "--allow-exec", help="Consent to importing and running the model's code (sandboxed)."),
+    timeout: float = typer.Option(300.0, "--timeout", min=1, metavar="SECONDS", help="Wall-clock limit for the run (default 300)."),
+    memory_mb: int = typer.Option(8192, "--memory-mb", min=512, metavar="MB", help="Address-space limit of the run (default 8192)."),
+    output_format: str = typer.Option("terminal", "--format", "-f", metavar="FORMAT", help="terminal or json (the report `scan --trace` reads)."),
+    output: Path | None = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the report to this file instead of stdout."),
+    fail_on: str | None = typer.Option(None, "--fail-on", metavar="SEVERITY", help=f"Exit 1 on any finding at or above this severity: {', '.join(SEVERITIES)}."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No notes on stderr."),
+) -> None:
+    """Build the model, run inference and one training step apart in a sandboxed child, and
+    report every ATen op per phase with its calls, the first line of yours that reached it,
+    and its status on the target; plus host syncs, dynamic shapes and graph breaks. Runs
+    your code: refuses without --allow-exec.
+
+    \b
+    Examples:
+      tpucheck trace mypkg.model:build --input mypkg.data:batch --allow-exec
+      tpucheck trace m:build --input m:batch --allow-exec -f json -o trace.json
+      tpucheck scan . --trace trace.json        static findings confirmed at run time
+    """
+    from tpucheck.trace.command import TraceUsage, cli_trace
+
+    try:
+        code = cli_trace(
+            model=model, inputs=inputs, loss=loss, optimizer=optimizer, phases=_split([phases]), target=target, device=device,
+            dtype=dtype, graph_breaks=not no_graph_breaks, root=root, allow_exec=allow_exec, timeout=timeout, memory_mb=memory_mb,
+            output_format=output_format, fail_on=fail_on, quiet=quiet, ruleset=load_ruleset(), write=lambda text: _write_text(text, output),
+        )  # fmt: skip
+    except TraceUsage as exc:
+        raise UsageProblem(str(exc)) from None
+    raise typer.Exit(code)
 
 
 @app.command("init", short_help="Write a commented starter configuration.")

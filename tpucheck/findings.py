@@ -204,6 +204,9 @@ class Finding:
     keeps a fallback, the role of its code, the cap that lowered its severity."""
     outside_diff: bool = False
     """Not on a line changed since `--diff-base`: reported, left out of the gate."""
+    evidence: str | None = None
+    """`scan --trace`: "confirmed" (a static finding the run reached) or "runtime" (found
+    only by the run); None for a static finding the run did not speak to."""
 
     @property
     def gated(self) -> bool:
@@ -245,6 +248,8 @@ class Finding:
             data["baselined"] = True
         if self.outside_diff:
             data["outside_diff"] = True
+        if self.evidence is not None:
+            data["evidence"] = self.evidence
         return data
 
     @classmethod
@@ -276,6 +281,7 @@ class Finding:
             baselined=bool(data.get("baselined", False)),
             outside_diff=bool(data.get("outside_diff", False)),
             because=tuple(Reason(expect_str(r["rule"], "because.rule"), expect_str(r["evidence"], "because.evidence")) for r in data.get("because", ())),
+            evidence=data.get("evidence"),
         )
 
 

@@ -7,6 +7,7 @@ here, so the terminal, JSON and later HTML/SARIF views can never disagree.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tpucheck import __version__
 from tpucheck.findings import (
@@ -20,10 +21,14 @@ from tpucheck.findings import (
 from tpucheck.judge.score import Score
 from tpucheck.ruleset.model import DEFAULT_TARGET, Rule
 
+if TYPE_CHECKING:
+    from tpucheck.trace.overlay import RunEvidence
+
 SCHEMA_VERSION = "1.3"
 """1.1 added root, gate, shard, configuration_errors and the baselined/outside_diff marks;
 1.2 the target, the effort split (supporting, performance), contributors, plan phases;
-1.3 each finding's `because`, the set-aside findings, workloads, optional effort."""
+1.3 each finding's `because`, the set-aside findings, workloads, optional effort;
+`scan --trace`: a finding's `evidence` (confirmed, runtime) and the `trace` section."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +166,8 @@ class ScanResult:
     another accelerator, older versions of the product, a test's own performance."""
     workloads: tuple[str, ...] = ()
     """The product's workloads (training, inference), each validated on the target."""
+    trace: RunEvidence | None = None
+    """`scan --trace`: the run whose evidence confirmed findings or added its own."""
 
     def set_aside_counts(self) -> dict[str, int]:
         """Set-aside findings by the reason that set them aside."""
@@ -169,6 +176,7 @@ class ScanResult:
             rule = finding.because[-1].rule if finding.because else "unknown"
             counts[rule] = counts.get(rule, 0) + 1
         return dict(sorted(counts.items()))
+
 
     def gated_findings(self) -> list[Finding]:
         """What `--fail-on` judges: not baselined, and in the diff when one was given."""
@@ -274,4 +282,6 @@ class ScanResult:
         }
         if self.shard is not None:
             data["shard"] = f"{self.shard[0]}/{self.shard[1]}"
+        if self.trace is not None:
+            data["trace"] = self.trace.to_dict()
         return data

@@ -43,6 +43,10 @@ def expected_lines(code: str) -> set[int]:
 
 
 def run_example(ruleset: Ruleset, rule: Rule, example: Example, expect: str, number: int = 1) -> ExampleOutcome:
+    if "runtime" in rule.kinds():  # a model to trace, not code to scan (needs torch)
+        from tpucheck.trace.examples import runtime_example_problem
+
+        return ExampleOutcome(rule, expect, number, example, runtime_example_problem(ruleset, rule, example.code, expect, number))
     path = example_path(rule, example)
     context = build_context(ruleset.with_rules((rule,)))
     kinds = classify(path, context.other_globs)

@@ -74,6 +74,8 @@ class Settings:
     baseline: Path | None = None
     diff_base: str | None = None
     """Gate only on findings in lines changed since the merge base of this ref and HEAD."""
+    trace: Path | None = None
+    """A `tpucheck trace` JSON report to confirm findings with and add the run's findings from."""
     # gate and report
     output_format: str = "terminal"
     fail_under: float | None = None
@@ -107,6 +109,7 @@ class Flags:
     baseline: Path | None = None
     write_baseline: Path | None = None
     diff_base: str | None = None
+    trace: Path | None = None
     shard: tuple[int, int] | None = None
     cache_dir: Path | None = None
     no_cache: bool = False
@@ -151,6 +154,7 @@ def resolve_settings(config: Config, flags: Flags | None = None, *, formats: tup
         write_baseline=flags.write_baseline,
         baseline=_first(flags.write_baseline, flags.baseline, config.baseline),
         diff_base=flags.diff_base,
+        trace=flags.trace,
         output_format=_first(flags.output_format, config.format, "terminal"),
         fail_under=_first(flags.fail_under, config.fail_under),
         fail_on=_first(flags.fail_on, config.fail_on),

@@ -17,6 +17,7 @@ from tpucheck.config.settings import Settings, SettingsError
 from tpucheck.findings import Finding, ScanError, Skipped
 from tpucheck.gates.baseline import BaselineError, apply_baseline, load_baseline, write_baseline
 from tpucheck.gates.diff import DiffError, apply_diff, changed_lines
+from tpucheck.judge.roles import Roles
 from tpucheck.judge.verdict import build_result
 from tpucheck.result import Coverage, ScanResult
 from tpucheck.ruleset.model import Ruleset
@@ -61,11 +62,19 @@ def finish(assembled: Assembled, settings: Settings) -> ScanResult:
             else:
                 suppressed.append(replace(finding, suppressed=True, suppression_reason=f"per-file-ignores: {pattern}"))
         active = kept
+    evidence = None
+    if settings.trace is not None:  # what a run of the model saw (`tpucheck trace`), checked by the caller
+        from tpucheck.trace.overlay import apply_trace
+        from tpucheck.trace.report import load_report
+
+        roles = Roles(assembled.ruleset.judgement)
+        active, evidence = apply_trace(active, assembled.ruleset, load_report(settings.trace), assembled.root, str(settings.trace), roles.role_of)
     result = build_result(
         assembled.root, assembled.ruleset, active, suppressed, assembled.errors, assembled.skipped,
         assembled.coverage, shard=assembled.shard, cuda_files=assembled.cuda_files,
         set_aside=assembled.set_aside, workloads=assembled.workloads,
     )  # fmt: skip
+    result.trace = evidence
     problems = [*settings.problems, *assembled.problems]
     if settings.write_baseline is not None:  # 3. the baseline, recorded first when asked
         try:

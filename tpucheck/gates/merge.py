@@ -125,6 +125,14 @@ def merge_reports(paths: list[Path], ruleset: Ruleset) -> ScanResult:
     result.baseline = gate.get("baseline") if isinstance(gate, dict) else None
     result.diff_base = gate.get("diff_base") if isinstance(gate, dict) else None
     result.configuration_errors = sorted(set(configuration_errors), key=lambda e: (e.path, e.kind, e.message))
+    traces = [doc["trace"] for _, doc in documents if isinstance(doc.get("trace"), dict)]
+    if traces:  # `scan --trace`: the run's summary, its counts taken again from the merged findings
+        from tpucheck.trace.overlay import RunEvidence
+
+        try:
+            result.trace = RunEvidence.from_dict(traces[0], result.findings)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise MergeError(f"malformed trace section ({type(exc).__name__}: {exc})") from None
     return result
 
 

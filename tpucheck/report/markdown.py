@@ -112,6 +112,7 @@ def _headline(result: ScanResult) -> list[str]:
         "",
         *([f"**Why this score:** {_escape(why)}", ""] if why else []),
         *([f"**Gate:** {_escape(scope)}", ""] if (scope := result.gate_scope()) else []),
+        *([f"**Run:** {_escape(result.trace.sentence())}", ""] if result.trace is not None else []),
     ]
 
 

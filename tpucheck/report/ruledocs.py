@@ -185,6 +185,8 @@ def describe_matcher(matcher: Matcher) -> list[Segment]:
             if matcher.keep_comments:
                 out.append(text_part(" (comment lines included)"))
         return out
+    if kind == "runtime":
+        return [text_part("`tpucheck trace`: "), *_listed(patterns), text_part(" seen when the model ran (never a static match)")]
     return [text_part(kind + " "), *_listed(patterns)]
 
 

@@ -70,6 +70,8 @@ def _blocks(result: ScanResult, options: ReportOptions) -> list[RenderableType]:
         ),
         _inventory(result),
     ]
+    if result.trace is not None:
+        blocks.append(Text(result.trace.sentence()))
     scope = result.gate_scope()
     if result.findings:
         blocks.append(_category_table(result))

@@ -267,6 +267,8 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
                 problems.add((*path, "examples"), f"a built-in rule needs `{kind}` examples")
         if not fix.get("tpu"):
             problems.add((*path, "fix"), "a built-in rule needs `fix.tpu`")
+    elif any(m.kind == "runtime" for m in matchers):
+        problems.add(match_path, "`runtime` matchers are tpucheck's own (the findings of `tpucheck trace`)")
     if "kernel_kind" in raw and _inventory(raw) != "kernel":
         problems.add((*path, "kernel_kind"), "kernel_kind is only for rules with `inventory: kernel`")
     codemod = raw.get("codemod")

@@ -21,7 +21,8 @@ DEFAULT_TARGET = "torchtpu"
 _SEVERITY_ORDER = ("blocker", "major", "minor", "info")
 
 PYTHON_KINDS = ("call", "reference", "import", "decorator", "method", "attribute", "keyword", "string", "define")
-MATCHER_KINDS = (*PYTHON_KINDS, "native", "dependency", "file")
+MATCHER_KINDS = (*PYTHON_KINDS, "native", "dependency", "file", "runtime")
+"""`runtime`: what `tpucheck trace` saw when the model ran; a static scan never matches it."""
 
 
 @dataclass(frozen=True, slots=True)
