@@ -89,7 +89,7 @@ def recall(root: str, result: ScanResult | None = None, jobs: int = 1, ruleset: 
     if result is None:
         result = scan(root, ruleset, ScanOptions(jobs=jobs))
     index = build_python_index(ruleset)
-    findings = [*result.findings, *result.suppressed]
+    findings = [*result.findings, *result.suppressed, *result.same_edit()]
     starts = {(f.path, f.span.line, f.span.column) for f in findings}
     paths = {f.path for f in findings}
     paths.update(source.path for source in getattr(result.inventory, "cuda_sources", ()))

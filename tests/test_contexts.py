@@ -85,9 +85,10 @@ def test_cuda_branches_and_early_exits_are_fallback_kept(tmp_path: Path) -> None
         ("CA001", 26, 5, "major", True, "library"),  # after `if not is_available(): return`
         ("CA001", 30, 5, "major", False, "library"),  # true positive: unconditional
         # The check that picks a device is kept; the ones that only guard are dropped.
+        # One expression, one edit: `"cuda" if torch.cuda.is_available() else "cpu"` is the
+        # device pick (CA002), its "cuda" no second finding (issue 23).
         ("CA002", 34, 20, "major", False, "library"),
         ("CA003", 31, 11, "major", True, "library"),  # ternary on x.is_cuda
-        ("CA003", 34, 10, "major", True, "library"),
         ("CA007", 17, 9, "info", True, "library"),  # "cuda" in str(device)
     ]
 

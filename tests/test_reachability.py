@@ -56,7 +56,7 @@ def test_triton_module_imported_only_in_try_is_fallback_kept(tmp_path: Path) -> 
         # a test importing it unconditionally does not put it on the product's path
         "tests/test_fast.py": "from pkg.fast import scale_kernel\n",
     })  # fmt: skip
-    assert kernels(tmp_path) == [("CK004", "pkg/fast.py", 5, 2, "major", True)]
+    assert kernels(tmp_path) == [("CK004", "pkg/fast.py", 5, 2, "minor", True)]
 
 
 def test_triton_module_imported_at_module_level_blocks(tmp_path: Path) -> None:
@@ -74,7 +74,7 @@ def test_module_reached_through_an_optional_package_is_optional(tmp_path: Path) 
         "pkg/ops/__init__.py": "from .fast import scale_kernel\n",
         "pkg/ops/fast.py": TRITON_KERNEL,
     })  # fmt: skip
-    assert kernels(tmp_path) == [("CK004", "pkg/ops/fast.py", 5, 2, "major", True)]
+    assert kernels(tmp_path) == [("CK004", "pkg/ops/fast.py", 5, 2, "minor", True)]
 
 
 def test_cuda_source_of_an_optionally_imported_extension(tmp_path: Path) -> None:
@@ -83,7 +83,7 @@ def test_cuda_source_of_an_optionally_imported_extension(tmp_path: Path) -> None
         "pkg/conv.py": "try:\n    import conv_cuda\nexcept ImportError:\n    conv_cuda = None\n",
         "pkg/csrc/conv_cuda_kernel.cu": CUDA_KERNEL,
     })  # fmt: skip
-    assert kernels(tmp_path) == [("CK003", "pkg/csrc/conv_cuda_kernel.cu", 1, 1, "major", True)]
+    assert kernels(tmp_path) == [("CK003", "pkg/csrc/conv_cuda_kernel.cu", 1, 1, "minor", True)]
 
 
 def test_platform_branch_is_the_main_path(tmp_path: Path) -> None:
@@ -114,7 +114,7 @@ def test_a_shard_judges_as_the_whole_scan(tmp_path: Path) -> None:
     })  # fmt: skip
     shards = [scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False, shard=(i, 2))) for i in (1, 2)]
     assert [(f.path, f.severity, f.guarded) for s in shards for f in s.findings if f.inventory == "kernel"] == [
-        ("pkg/fast.py", "major", True)
+        ("pkg/fast.py", "minor", True)
     ]
 
 
@@ -152,14 +152,14 @@ def test_kernels_for_another_accelerator_are_an_alternative(tmp_path: Path) -> N
         "pkg/ops/backends/triton_ascend/fast.py": "import torch_npu\n" + TRITON_KERNEL,
     })  # fmt: skip
     assert kernels(tmp_path) == [
-        ("CK004", "pkg/ops/backends/triton_ascend/fast.py", 6, 2, "major", True),
+        ("CK004", "pkg/ops/backends/triton_ascend/fast.py", 6, 2, "info", True),
         ("CK004", "pkg/ops/fast.py", 5, 2, "blocker", False),
     ]
     result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
     (ascend,) = [f for f in result.findings if f.path.startswith("pkg/ops/backends")]
     assert [r.to_dict() for r in ascend.because] == [
         {"rule": "alternative.other-accelerator", "evidence": "`import torch_npu` at the top of pkg/ops/backends/triton_ascend/fast.py"},
-        {"rule": "severity.fallback", "evidence": "a fallback is kept: at most major"},
+        {"rule": "severity.kernel-fallback", "evidence": "a kernel with a working fallback: info"},
     ]
 
 
@@ -190,7 +190,7 @@ def test_extension_imported_from_its_package_in_a_try(tmp_path: Path) -> None:
         "pkg/nat.py": "def load():\n    try:\n        from pkg import conv_cuda\n    except ImportError:\n        return None\n",
         "pkg/csrc/conv_cuda/edit.cu": CUDA_KERNEL,
     })  # fmt: skip
-    assert kernels(tmp_path) == [("CK003", "pkg/csrc/conv_cuda/edit.cu", 1, 1, "major", True)]
+    assert kernels(tmp_path) == [("CK003", "pkg/csrc/conv_cuda/edit.cu", 1, 1, "minor", True)]
 
 
 def test_extension_only_examples_import_is_not_required(tmp_path: Path) -> None:
@@ -224,7 +224,7 @@ def test_cuda_source_linked_to_its_extension_by_the_build_that_lists_it(tmp_path
         "other/dense_kernel.cu": CUDA_KERNEL,
     })  # fmt: skip
     assert [k for k in kernels(tmp_path) if k[0] == "CK003"] == [
-        ("CK003", "ext/cauchy_kernel.cu", 1, 1, "major", True),
+        ("CK003", "ext/cauchy_kernel.cu", 1, 1, "minor", True),
         ("CK003", "other/dense_kernel.cu", 1, 1, "blocker", False),
     ]
 
@@ -241,7 +241,7 @@ def test_an_extension_named_without_an_underscore_is_known_by_its_build(tmp_path
         "det/layers.py": "try:\n    import dcn\nexcept ImportError:\n    dcn = None\n",
         "csrc/dcn_kernel.cu": CUDA_KERNEL,
     })  # fmt: skip
-    assert [k for k in kernels(tmp_path) if k[0] == "CK003"] == [("CK003", "csrc/dcn_kernel.cu", 1, 1, "major", True)]
+    assert [k for k in kernels(tmp_path) if k[0] == "CK003"] == [("CK003", "csrc/dcn_kernel.cu", 1, 1, "minor", True)]
     # without the build's declaration a bare name could be any installed package: required
     (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='det')\n")
     assert [k for k in kernels(tmp_path) if k[0] == "CK003"] == [("CK003", "csrc/dcn_kernel.cu", 1, 1, "blocker", False)]
@@ -268,7 +268,7 @@ def test_a_cuda_kernel_beside_a_cpu_implementation_of_its_op_keeps_a_fallback(tm
     })  # fmt: skip
     assert [k for k in kernels(tmp_path) if k[0] == "CK003"] == [
         ("CK003", "geo/csrc/blend/blend.cu", 1, 1, "blocker", False),
-        ("CK003", "geo/csrc/knn/knn.cu", 1, 1, "major", True),
+        ("CK003", "geo/csrc/knn/knn.cu", 1, 1, "info", True),
     ]
     result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
     (knn,) = [f for f in result.findings if f.path == "geo/csrc/knn/knn.cu" and f.rule == "CK003"]

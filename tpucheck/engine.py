@@ -347,7 +347,7 @@ def assemble(
     what the user asked to and scores."""
     tree = tree or TreeFacts()
     rules = ruleset.by_id()
-    placement = Placement(Roles(ruleset.judgement, tree.entry_points), tree.reach, ruleset.host.categories, tree.older)
+    placement = Placement(Roles(ruleset.judgement, tree.entry_points), tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring)
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)

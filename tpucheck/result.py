@@ -169,6 +169,10 @@ class ScanResult:
     trace: RunEvidence | None = None
     """`scan --trace`: the run whose evidence confirmed findings or added its own."""
 
+    def same_edit(self) -> list[Finding]:
+        """Set-aside findings that are one edit with a reported one: a codemod fixes both."""
+        return [f for f in self.set_aside if f.because and f.because[-1].rule == "set-aside.same-edit"]
+
     def set_aside_counts(self) -> dict[str, int]:
         """Set-aside findings by the reason that set them aside."""
         counts: dict[str, int] = {}

@@ -123,7 +123,7 @@ def apply_fixes(result: ScanResult, settings: Settings, *, unsafe: bool = False)
     rules = {rule.id: rule for rule in (ruleset.rules if ruleset is not None else result.rule_data)}
     report = FixReport(result.root, result)
     chosen: dict[str, list[Target]] = {}
-    for finding in result.findings:
+    for finding in [*result.findings, *result.same_edit()]:
         rule = rules.get(finding.rule)
         if finding.suppressed or finding.baselined:
             continue

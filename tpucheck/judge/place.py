@@ -9,11 +9,12 @@ fired (rules/judgement.yaml) and the evidence.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tpucheck.analyze.reachability import Reachability
 from tpucheck.findings import SEVERITIES, FileResult, Finding, RawMatch, Reason, fingerprints, suppression_key
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES, Roles
+from tpucheck.ruleset.judgement import Scoring
 from tpucheck.ruleset.model import Rule
 
 __all__ = ["Placed", "Placement", "place", "placed_severity"]
@@ -31,6 +32,7 @@ class Placement:
     host_categories: frozenset[str] = frozenset()
     older: dict[str, Reason] = field(default_factory=dict)
     """Folder -> why it is an older version of the product (judge/versions.py)."""
+    scoring: Scoring = field(default_factory=Scoring)
 
     def older_version(self, path: str) -> Reason | None:
         folder = path
@@ -109,6 +111,8 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
         if role_reason is not None and place_role == file_role:
             because.insert(0, role_reason)
         wanted = match.severity or rule.severity
+        if guarded and rule.inventory == "kernel":
+            wanted = _kernel_fallback(wanted, because, placement.scoring)
         if rule.installs_on_tpu and result.kind == "manifest":
             because.append(Reason("severity.install", f"`{match.detail or rule.name}` installs and imports on a TPU host: only its use in code is work"))
             wanted = SEVERITIES[max(SEVERITIES.index(wanted), SEVERITIES.index("minor"))]
@@ -150,8 +154,20 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
             because=tuple(because) if aside is None else (*because, aside),
         )
         (placed.findings if aside is None else placed.set_aside).append(finding)
-    placed.findings = _drop_superseded(placed.findings, rules)
+    placed.findings, same_edit = _drop_superseded(placed.findings, rules)
+    placed.set_aside.extend(same_edit)
     return placed
+
+
+def _kernel_fallback(severity: str, because: list[Reason], scoring: Scoring) -> str:
+    """A kernel that keeps a working fallback: info when a TPU host takes the fallback by
+    itself, else at most a small check (rules/judgement.yaml `score.kernel_fallback`)."""
+    kept = next((r.rule for r in because if r.rule.startswith(("guard.", "fallback.", "alternative."))), None)
+    cap = "info" if kept in scoring.kernel_info_guards else scoring.kernel_fallback
+    lowered = SEVERITIES[max(SEVERITIES.index(severity), SEVERITIES.index(cap))]
+    if lowered != severity:
+        because.append(Reason("severity.kernel-fallback", f"a kernel with a working fallback: {lowered}"))
+    return lowered
 
 
 def _fallback(match: RawMatch, rule: Rule, result: FileResult, reach: Reachability | None) -> Reason | None:
@@ -176,19 +192,32 @@ def _inside(inner: Finding, outer: Finding) -> bool:
     ) <= (outer.span.end_line, outer.span.end_column)
 
 
-def _drop_superseded(findings: list[Finding], rules: dict[str, Rule]) -> list[Finding]:
+def _drop_superseded(findings: list[Finding], rules: dict[str, Rule]) -> tuple[list[Finding], list[Finding]]:
     """A finding that a more specific rule's finding already covers is not counted twice,
     nor one of its own rule that is the receiver of another on the same line
-    (`torch.cuda.current_stream().wait_stream(s)` is one stream edit, not two)."""
+    (`torch.cuda.current_stream().wait_stream(s)` is one stream edit, not two). One
+    expression that is one edit (`supersedes_line`) keeps one finding; the others are set
+    aside with that reason (a codemod still rewrites them with it)."""
     findings = _drop_nested_repeats(findings)
     covering = [f for f in findings if rules[f.rule].supersedes]
-    if not covering:
-        return findings
-    return [
-        f
-        for f in findings
-        if not any(f.rule in rules[c.rule].supersedes and _inside(f, c) for c in covering)
-    ]
+    if covering:
+        findings = [f for f in findings if not any(f.rule in rules[c.rule].supersedes and _inside(f, c) for c in covering)]
+    lines = [f for f in findings if rules[f.rule].supersedes_line]
+    if not lines:
+        return findings, []
+    kept: list[Finding] = []
+    aside: list[Finding] = []
+    for f in findings:
+        by = next(
+            (c for c in lines if c is not f and f.rule in rules[c.rule].supersedes_line and (c.cell, c.span.line) == (f.cell, f.span.line)
+             and (c.rule != f.rule or c.sort_key() < f.sort_key())),
+            None,
+        )  # fmt: skip
+        if by is None:
+            kept.append(f)
+        else:
+            aside.append(replace(f, because=(*f.because, Reason("set-aside.same-edit", f"one edit with {by.rule} at {by.path}:{by.span.line}"))))
+    return kept, aside
 
 
 def _drop_nested_repeats(findings: list[Finding]) -> list[Finding]:

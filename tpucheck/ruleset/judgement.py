@@ -91,6 +91,10 @@ class Scoring:
     validation_weight: float = 0.5
     stack_file_hours: tuple[float, float] = (2.0, 6.0)
     """Each further product file built on a CUDA-only stack: its part of the rework."""
+    kernel_info_guards: frozenset[str] = frozenset()
+    """Why-rules of a kept fallback that a TPU host takes by itself: a kernel behind one is info."""
+    kernel_fallback: str = "minor"
+    """The most a kernel with any other kept fallback weighs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +208,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             validation={workload: _range(hours) for workload, hours in score_raw["validation"]["hours"].items()},
             validation_weight=float(score_raw["validation"]["weight"]),
             stack_file_hours=_range(score_raw["stack_file_hours"]),
+            kernel_info_guards=frozenset(score_raw["kernel_fallback"]["info"]),
+            kernel_fallback=score_raw["kernel_fallback"]["otherwise"],
         )
         for key, entry in score_raw.get("rules", {}).items():
             rationale[key] = entry

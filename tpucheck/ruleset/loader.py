@@ -303,6 +303,7 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         installs_on_tpu=bool(raw.get("installs_on_tpu", False)),
         stack=raw.get("stack"),
         supersedes=tuple(raw.get("supersedes", ())),
+        supersedes_line=tuple(raw.get("supersedes_line", ())),
         where=_where(raw.get("where")),
         targets=tuple((target, _target_override(override)) for target, override in sorted(raw.get("targets", {}).items())),
         unless=raw.get("unless"),

@@ -172,6 +172,10 @@ class Rule:
     triton, extension ...), so effort can price kernels by kind."""
     supersedes: tuple[str, ...] = ()
     """Rule ids whose findings within this rule's findings are dropped."""
+    supersedes_line: tuple[str, ...] = ()
+    """Rule ids (its own included) whose findings on the same line as one of this rule's
+    are dropped: one expression is one edit (`"cuda" if torch.cuda.is_available() else
+    "cpu"`, `sdpa_kernel([FLASH, EFFICIENT])`)."""
     where: Where | None = None
     targets: tuple[tuple[str, TargetOverride], ...] = ()
     """Per-target judgement from the rule's own `targets:`; it beats category defaults."""

@@ -162,6 +162,13 @@ def _matches(text: str, module: cst.Module, index: PythonIndex) -> list[RawMatch
                 continue
             severity = rule.where.otherwise
             reasons.append(Reason(f"where.{rule.where.name or 'rule'}", f"{severity} outside {_place_words(rule.where)}"))
+        if (hit.report and rule.category not in ("host-sync", "dynamic-shape", "unsupported-op")) or (hit.default and rule.category == "device-placement"):
+            # a report (`print(torch.cuda.device_count())`) runs, and a default is the
+            # callers' to override: no fail, a small edit at most
+            capped = _at_most(severity or rule.severity, "minor")
+            if capped != (severity or rule.severity):
+                severity = capped
+                reasons.append(Reason("place.report" if hit.report else "place.default", "in a print or log call: at most minor" if hit.report else "a parameter's default, which callers override: at most minor"))
         key = (rule_id, line, column)
         if key in seen:
             continue
@@ -206,6 +213,11 @@ def _place_words(where: Where) -> str:
         f"functions decorated {', '.join(where.decorated)}"
     ] * bool(where.decorated)
     return " or ".join(parts) if parts else "its place"
+
+
+def _at_most(severity: str, cap: str) -> str:
+    order = ("blocker", "major", "minor", "info")
+    return order[max(order.index(severity), order.index(cap))]
 
 
 def _shifted(shifts: dict[int, tuple[int, int]], line: int, column: int) -> int:

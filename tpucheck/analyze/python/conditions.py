@@ -90,14 +90,14 @@ def _provides_alternative(statements: Sequence[cst.CSTNode], imported: frozenset
                 continue
             if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
                 continue
-            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and _quiet(small.value, names):
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and quiet_call(small.value, names):
                 continue
             # the same package again, under another name, is no other way on
             return not (isinstance(small, (cst.Import, cst.ImportFrom)) and top_packages([small]) & imported)
     return False
 
 
-def _quiet(call: cst.Call, names: Names) -> bool:
+def quiet_call(call: cst.Call, names: Names) -> bool:
     """print, warnings.warn, logging.*, logger.warning(...): a report, no alternative."""
     guards = names.index.guards
     qualified = names.qualified(call.func)

@@ -66,6 +66,10 @@ class Frame(NamedTuple):
     """In an assert's message or a raise: runs only when the check fails."""
     annotation: bool = False
     """Inside a type annotation: only calls are uses there."""
+    report: bool = False
+    """In the arguments of a print, warning or log call: it reports, it runs nothing a TPU lacks."""
+    default: bool = False
+    """In a parameter's default value: callers override it."""
     storing: bool = False
     """Walking an attribute assignment target: attribute matchers look for reads only."""
     role: RoleMark | None = None

@@ -77,6 +77,10 @@ class Hit:
     role: RoleMark | None = None
     on_host: bool = False
     """A method call whose receiver is known to live on the host (NumPy, `.cpu()`, literals)."""
+    report: bool = False
+    """In the arguments of a print, warning or log call."""
+    default: bool = False
+    """In a parameter's default value."""
 
     @property
     def guarded(self) -> bool:
@@ -139,6 +143,7 @@ class BaseWalker:
         self.alias_names: set[str] = set()
         """Every name bound as an alias so far, in any scope: names outside it (nearly all)
         skip the scope walk that asks whether they are one."""
+        self._quiet: dict[str, bool] = {}
         self.callee: cst.CSTNode | None = None
         """The callee (or decorator) being walked: a name there is claimed by call rules."""
 
@@ -196,7 +201,7 @@ class BaseWalker:
         self.hits.append(
             Hit(
                 rule_matcher, node, frame.guard, detail, start, frame.in_loop, frame.functions, frame.decorators,
-                frame.guard_test, frame.periodic, frame.role, on_host,
+                frame.guard_test, frame.periodic, frame.role, on_host, frame.report, frame.default,
             )
         )
 

@@ -246,7 +246,8 @@ class StatementWalker(BaseWalker):
             if param.annotation is not None:
                 self.walk_annotation(param.annotation)
             if param.default is not None:
-                self.walk(param.default, ASSIGNMENT if self.is_device_name(param.name.value) else None)
+                with self.enter(default=True):
+                    self.walk(param.default, ASSIGNMENT if self.is_device_name(param.name.value) else None)
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param) and star.annotation is not None:
                 self.walk_annotation(star.annotation)

@@ -142,13 +142,24 @@ class Walker(StatementWalker):
             positions = device.calls.get(qualified, ())
         elif method is not None:
             positions = device.methods.get(method, ())
-        position = 0
-        for arg in node.args:
-            if arg.keyword is not None:
-                self.walk(arg.value, ARGUMENT if arg.keyword.value in device.keywords else None)
-            else:
-                self.walk(arg.value, ARGUMENT if position in positions and not arg.star else None)
-                position += 1
+        quiet = (method is not None and method in index.guards.quiet_methods) or (qualified is not None and self.quiet(qualified))
+        with self.enter(report=True) if quiet else self.enter():
+            position = 0
+            for arg in node.args:
+                if arg.keyword is not None:
+                    self.walk(arg.value, ARGUMENT if arg.keyword.value in device.keywords else None)
+                else:
+                    self.walk(arg.value, ARGUMENT if position in positions and not arg.star else None)
+                    position += 1
+
+    def quiet(self, qualified: str) -> bool:
+        """Whether a callee only reports (print, warnings.warn, logging.*), memoised: the
+        walk asks at every call."""
+        found = self._quiet.get(qualified)
+        if found is None:
+            bare = qualified.removeprefix("builtins.")
+            found = self._quiet[qualified] = any(fnmatchcase(bare, p) for p in self.index.guards.quiet_calls)
+        return found
 
     def note_argument(self, node: cst.Call) -> None:
         """`parser.add_argument("--use-liger", action="store_true")`: an option, off by
