@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tpucheck.fix.registry import CODEMOD_CLASSES
+from tpucheck.fix.registry import CODEMOD_CLASSES, TEXT_CODEMODS
 from tpucheck.ruleset import RuleFileError, load_ruleset
 from tpucheck.ruleset.codemods import CODEMODS
 
@@ -35,7 +35,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_every_codemod_is_described_and_every_description_has_a_codemod() -> None:
-    assert sorted(cls.name for cls in CODEMOD_CLASSES) == sorted(CODEMODS)
+    assert sorted([*(cls.name for cls in CODEMOD_CLASSES), *TEXT_CODEMODS]) == sorted(CODEMODS)
 
 
 def test_built_in_rules_name_known_codemods() -> None:
@@ -51,7 +51,9 @@ def test_built_in_rules_name_known_codemods() -> None:
         "CA007": ("torch-accelerator", True),
         "CA014": ("autocast", True),
         "CA015": ("grad-scaler", True),
-        "DI001": ("default-backend", True),
+        "CA021": ("legacy-tensor", True),
+        "DI001": ("default-backend", False),
+        "DP010": ("current-accelerator", True),
         "DP014": ("current-accelerator", True),
         "HF001": ("hf-sdpa", False),
         "HF003": ("hf-device-map", True),

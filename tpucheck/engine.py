@@ -411,6 +411,12 @@ def _findings(result: FileResult, rules: dict, reach: Reachability | None = None
     return _drop_superseded(out, rules)
 
 
+def findings_in(result: FileResult, ruleset: Ruleset) -> list[Finding]:
+    """One file's findings as a scan judges them without the whole tree's import graph:
+    what `tpucheck fix` compares before and after its edits."""
+    return _findings(result, ruleset.by_id(), None, ruleset.host.categories)
+
+
 def _optional_extension(detail: str | None, reach: Reachability) -> bool:
     """The build of a compiled extension (its name in `detail`) that the code only ever
     imports optionally is fallback kept as its sources are."""
