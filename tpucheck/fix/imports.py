@@ -166,6 +166,10 @@ def _used_names(module: cst.Module) -> set[str]:
         def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
             return False
 
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)  # `x.empty_cache` reads x, not a name `empty_cache`
+            return False
+
         def visit_Name(self, node: cst.Name) -> None:
             used.add(node.value)
 
