@@ -310,7 +310,7 @@ def test_a_comparison_in_a_file_that_names_another_accelerator_is_unsafe(tmp_pat
             return "cpu"
         """
     assert fixed(tmp_path, code) == dedent(code)
-    assert notes(tmp_path, code)[0][3].startswith("unsafe: the file also names \"mps\", where the comparison would now hold")
+    assert notes(tmp_path, code)[0][3].startswith("unsafe: the project also runs on \"mps\" (mod.py), where the comparison would now hold")
 
 
 # ---------------------------------------------------------------- config values
@@ -363,3 +363,15 @@ def test_a_config_value_rule_must_name_its_values(tmp_path: Path) -> None:
     (tmp_path / "team.yaml").write_text(CONFIG_RULE.replace("SAFE", "true").replace(", values: {cuda: tpu}", ""))
     with pytest.raises(RuleFileError, match=r"`values` .* goes with the config-value codemod"):
         load_ruleset([tmp_path / "team.yaml"])
+
+
+def test_a_check_in_a_project_that_runs_on_another_accelerator_is_unsafe(tmp_path: Path) -> None:
+    files = {
+        "predict.py": "import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n",
+        "train.py": "import torch\ndef cast(device):\n    return torch.autocast(device.type if device.type != 'mps' else 'cpu')\n",
+    }
+    report = fix_project(tmp_path, files)
+    assert report.files[0].after == "import torch\ndevice = torch.device(torch.accelerator.current_accelerator().type if torch.cuda.is_available() else 'cpu')\n"
+    assert report.unsafe_held[0].note.startswith(
+        "unsafe: True on any accelerator, and the project also runs on 'mps' (train.py), where this check would now change what it selects"
+    )

@@ -92,7 +92,9 @@ class TorchAccelerator(Codemod):
         note = f"torch.cuda.{cuda_name}() -> torch.accelerator.{name}()"
         if name in _CHECKS:
             why = uses_reason(original, fix, typed_cuda_call(fix))
-            unsafe = unsafe or (f"True on any accelerator, and {why}" if why else None)
+            unsafe = f"True on any accelerator, and {why}" if why else None
+            if unsafe is None and fix.other_accelerator is not None:
+                unsafe = f"True on any accelerator, and the project also runs on {fix.other_accelerator}, where this check would now change what it selects"
         elif name in CPU_NOOP and not fix.under_cuda_check(original):
             default = CPU_NOOP[name]
             if default is None:

@@ -138,6 +138,9 @@ class FileFix:
     """Where `import torch` must be added: the module, or a function (whose original node)."""
     local_torch: bool = False
     """Whether the module imports torch only inside functions (then a function gets its own)."""
+    other_accelerator: str | None = None
+    """Another accelerator the project's code names (`"mps" (train.py)`): a check made
+    accelerator-generic would change what the code does there."""
 
     # --------------------------------------------------------------- metadata
 

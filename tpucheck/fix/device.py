@@ -185,11 +185,11 @@ class CurrentAccelerator(Codemod):
             fix.skip(target, f"a comparison with {node.value}: compare the device type with the accelerator's by hand")
             return None
         why = uses_reason(comparison, fix, typed_cuda_call(fix))
-        other = _other_accelerator(fix)
+        other = fix.other_accelerator
         unsafe = (
             f"on any accelerator the comparison now holds, and {why}"
             if why
-            else (f"the file also names {other}, where the comparison would now hold" if other else None)
+            else (f"the project also runs on {other}, where the comparison would now hold" if other else None)
         )
         kind = TYPE_OR_CUDA.replace('"', "'") if node.quote.startswith("'") else TYPE_OR_CUDA
         return Edit(fix.expression(kind), (target,), f"{node.value} in a device comparison -> {kind}", NEEDS, USES, unsafe)
@@ -242,21 +242,3 @@ def _comparison(node: cst.CSTNode, fix: FileFix) -> cst.Comparison | None:
     if isinstance(parent, cst.Comparison) and len(parent.comparisons) == 1:
         return parent
     return None
-
-
-_OTHERS = re.compile(r"""["'](mps|xpu|hpu|npu|xla|tpu|mlu|musa)(:\d+)?["']""")
-
-
-def _other_accelerator(fix: FileFix) -> str | None:
-    """Another accelerator the file's code names in a string ("mps", "xpu", ...), if any
-    (comments do not count)."""
-    found: list[str] = []
-
-    class _Strings(cst.CSTVisitor):
-        def visit_SimpleString(self, node: cst.SimpleString) -> None:
-            if _OTHERS.fullmatch(node.value):
-                found.append(node.value)
-
-    if fix.module is not None:
-        fix.module.visit(_Strings())
-    return found[0] if found else None

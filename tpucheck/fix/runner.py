@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import difflib
 import os
+import re
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -161,10 +162,11 @@ def apply_fixes(result: ScanResult, settings: Settings, *, unsafe: bool = False)
     checker = _Checker(settings) if ruleset is not None else None
     folders: dict[str, Pin | None] = {}
     pins = {path: pin_for(result.root, path, folders) for path in chosen}
+    elsewhere = other_accelerator(result.root)
     values = {rule.id: dict(rule.codemod.values) for rule in rules.values() if rule.codemod is not None and rule.codemod.values}
-    changes = {path: _fix_file(result.root, path, chosen[path], FileOptions.of(unsafe, pins[path]), report, values) for path in sorted(chosen)}
+    changes = {path: _fix_file(result.root, path, chosen[path], FileOptions.of(unsafe, pins[path], elsewhere), report, values) for path in sorted(chosen)}
     if unsafe:
-        _raise_pins(result.root, pins, changes, chosen, unsafe, report, values)
+        _raise_pins(result.root, pins, changes, chosen, replace(FileOptions(unsafe), other_accelerator=elsewhere), report, values)
     for path in sorted(chosen):
         change = changes[path]
         if change is None:
@@ -208,7 +210,7 @@ def _fix_file(root: str, path: str, targets: list[Target], options: FileOptions,
 
 
 def _raise_pins(
-    root: str, pins: dict[str, Pin], changes: dict[str, FileChange | None], chosen: dict[str, list[Target]], unsafe: bool, report: FixReport, values: dict[str, dict[str, str]]
+    root: str, pins: dict[str, Pin], changes: dict[str, FileChange | None], chosen: dict[str, list[Target]], base: FileOptions, report: FixReport, values: dict[str, dict[str, str]]
 ) -> None:
     """With --unsafe-fixes: raise each manifest pin that held fixes back to the newest
     torch they need, then fix the files it governs again."""
@@ -234,7 +236,7 @@ def _raise_pins(
         report.files.append(FileChange(manifest, text, raised, []))
         for path, pin in pins.items():
             if (pin.path, pin.line) == (manifest, line):
-                options = FileOptions(unsafe, needs, f"{manifest}:{line}: {new}", pin.oldest, pin.oldest_source)
+                options = replace(base, torch_pin=needs, pin_source=f"{manifest}:{line}: {new}", torch_floor=pin.oldest, floor_source=pin.oldest_source)
                 changes[path] = _fix_file(root, path, chosen[path], options, report, values)
 
 
@@ -288,10 +290,12 @@ class FileOptions:
     floor_source: str | None = None
     torch_name: str | None = None
     """The name torch is bound to elsewhere (a notebook's earlier cell); None: look in the module."""
+    other_accelerator: str | None = None
+    """Another accelerator the project's code names (`"mps" (train.py)`), if any."""
 
     @classmethod
-    def of(cls, unsafe: bool, pin: Pin) -> FileOptions:
-        return cls(unsafe, pin.newest, pin.newest_source, pin.oldest, pin.oldest_source)
+    def of(cls, unsafe: bool, pin: Pin, other_accelerator: str | None = None) -> FileOptions:
+        return cls(unsafe, pin.newest, pin.newest_source, pin.oldest, pin.oldest_source, other_accelerator=other_accelerator)
 
 
 def fix_source(code: str, targets: list[Target], options: FileOptions | None = None, *, codemods: Callable[[], list[Codemod]] | None = None) -> tuple[str, list[Outcome]]:
@@ -340,6 +344,7 @@ def _apply(module: cst.Module, targets: list[Target], options: FileOptions, make
         torch_floor=options.torch_floor,
         floor_source=options.floor_source,
         torch_name=options.torch_name,
+        other_accelerator=options.other_accelerator,
     )
     unknown = [Outcome(t, MANUAL, f"no codemod named {t.codemod!r}; fix it by hand") for t in targets if t.codemod not in known]
     try:
@@ -361,6 +366,32 @@ def _parses(code: str) -> bool:
     except (SyntaxError, ValueError):
         return False
     return True
+
+
+_OTHERS = re.compile(r"""["'](mps|xpu|hpu|npu|xla|tpu|mlu|musa)(?::\d+)?["']""")
+_SKIP_DIRS = frozenset({".git", ".hg", ".venv", "venv", "env", "node_modules", "site-packages", "__pycache__", ".tox", "build", "dist"})
+
+
+def other_accelerator(root: str) -> str | None:
+    """Another accelerator the project's Python code names as a device string (`"mps"`,
+    `'xpu:0'`): where the code already runs there, an availability check made
+    accelerator-generic would change what it does. `"mps" (train.py)`, or None."""
+    if not os.path.isdir(root):
+        return None
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+        for name in sorted(files):
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(directory, name)
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    found = _OTHERS.search(handle.read(2_000_000))
+            except OSError:
+                continue
+            if found:
+                return f"{found.group(0)} ({os.path.relpath(path, root).replace(os.sep, '/')})"
+    return None
 
 
 def _write_atomically(path: str, text: str) -> None:
