@@ -23,11 +23,28 @@ step(print)
 """
 
 
+CPU_ONLY_TORCH = """\
+from types import SimpleNamespace
+
+
+def _raises(*args):
+    raise RuntimeError("Cannot access accelerator device when none is available.")
+
+
+# as a CPU-only torch 2.13 behaves: torch.cuda's memory calls do nothing, torch.accelerator's raise
+cuda = SimpleNamespace(empty_cache=lambda: None, memory_allocated=lambda: 0, is_available=lambda: False)
+accelerator = SimpleNamespace(empty_cache=_raises, memory_allocated=_raises, is_available=lambda: False)
+"""
+
+
 def test_a_copy_is_fixed_checked_and_its_hunks_listed(tmp_path: Path) -> None:
     source = tmp_path / "owner__repo"
     source.mkdir()
     (source / "train.py").write_text(TRAIN)
-    repo = {"repo": "owner/repo", "checks": {"run": f"{sys.executable} train.py"}}
+    stubs = tmp_path / "stubs"
+    stubs.mkdir()
+    (stubs / "torch.py").write_text(CPU_ONLY_TORCH)
+    repo = {"repo": "owner/repo", "checks": {"run": f"PYTHONPATH={stubs} {sys.executable} train.py"}}
     result = fix_proof.prove(repo, source, tmp_path / "work")
     safe = result["safe"]
     assert (safe["all_parse"], safe["idempotent"], safe["fixed_confirmed_by_rescan"]) == (True, True, True)
@@ -36,5 +53,5 @@ def test_a_copy_is_fixed_checked_and_its_hunks_listed(tmp_path: Path) -> None:
     assert [o["rule"] for o in safe["hunks"][0]["outcomes"]] == ["CA007", "CA006", "CA002"]
     # the fixed code runs as the original did wherever the check runs
     check = safe["checks"]["run"]
-    assert check["same"] and check["before"]["returncode"] == 0, check
+    assert check["same"] and check["before"] == {"returncode": 0, "output": "0\nFalse\n"}, check
     assert (source / "train.py").read_text() == TRAIN  # the copy was fixed, not the source
