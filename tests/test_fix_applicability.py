@@ -375,3 +375,21 @@ def test_a_check_in_a_project_that_runs_on_another_accelerator_is_unsafe(tmp_pat
     assert report.unsafe_held[0].note.startswith(
         "unsafe: True on any accelerator, and the project also runs on 'mps' (train.py), where this check would now change what it selects"
     )
+
+
+def test_autocast_in_a_project_that_runs_on_another_accelerator_is_unsafe(tmp_path: Path) -> None:
+    code = """\
+        import torch
+        device = "mps" if torch.backends.mps.is_available() else "cpu"
+        with torch.cuda.amp.autocast():
+            pass
+        if torch.cuda.is_available():
+            with torch.autocast("cuda"):
+                pass
+        """
+    report = fix_project(tmp_path, {"mod.py": code})
+    assert [(o.target.finding.span.line, o.state) for o in report.outcomes] == [
+        (3, "unsafe"),
+        (6, "fixed"),
+    ]
+    assert report.unsafe_held[0].note.startswith("unsafe: the project also runs on \"mps\" (mod.py), where CUDA's autocast did nothing")
