@@ -255,8 +255,11 @@ NANO = """\
 
 
 def test_a_device_type_test_takes_the_tpu_path_with_unsafe_fixes(tmp_path: Path) -> None:
-    assert fixed(tmp_path, NANO).splitlines()[4] == f"device_type = {TYPE} if 'cuda' in device else 'cpu'"
-    assert "unsafe: on any accelerator the comparison now holds, and `device_type`: it is passed to configure" in notes(tmp_path, NANO)[2][3]
+    # safe: the arm is not rewritten alone (it would be dead on a TPU, where the test stays false)
+    assert fixed(tmp_path, NANO).splitlines()[4] == "device_type = 'cuda' if 'cuda' in device else 'cpu'"
+    held = [note for _, line, _, note in notes(tmp_path, NANO) if line == 5]
+    assert held[0].startswith("unsafe: rewritten alone it is dead on a TPU, where the test beside it ('cuda' in device) stays false")
+    assert held[1].startswith("unsafe: on any accelerator the comparison now holds, and `device_type`: it is passed to configure")
     new = fixed(tmp_path, NANO, unsafe=True)
     assert new.splitlines()[4] == f"device_type = {TYPE} if getattr(torch.accelerator.current_accelerator(), 'type', 'cuda') in device else 'cpu'"
     lines = "\n".join(new.splitlines()[3:5])

@@ -150,7 +150,7 @@ class CurrentAccelerator(Codemod):
             return Edit(cst.Name(variable), (target,), f'"cuda" -> {variable}')
         kind = GUARDED_TYPE if target.finding.guarded and fix.under_cuda_check(node) else TYPE_OR_CUDA
         if not rest:
-            return Edit(fix.expression(kind), (target,), f'"{value}" -> {kind}', NEEDS, USES)
+            return Edit(fix.expression(kind), (target,), f'"{value}" -> {kind}', NEEDS, USES, _dead_arm(node, fix))
         quote = node.quote
         inner = kind.replace('"', "'") if '"' in quote else kind
         expression = fix.expression(inner)
@@ -161,7 +161,7 @@ class CurrentAccelerator(Codemod):
         except cst.ParserSyntaxError:
             fix.skip(target, "cannot spell this device string as an f-string; fix it by hand")
             return None
-        return Edit(new, (target,), f'"{value}" -> f"{{{kind}}}{rest}"', NEEDS, USES)
+        return Edit(new, (target,), f'"{value}" -> f"{{{kind}}}{rest}"', NEEDS, USES, _dead_arm(node, fix))
 
     def _fstring(self, original: cst.FormattedString, updated: cst.FormattedString, fix: FileFix, target: Target) -> Edit | None:
         parts = list(updated.parts)
@@ -184,15 +184,8 @@ class CurrentAccelerator(Codemod):
         if value != "cuda":
             fix.skip(target, f"a comparison with {node.value}: compare the device type with the accelerator's by hand")
             return None
-        why = uses_reason(comparison, fix, typed_cuda_call(fix))
-        other = fix.other_accelerator
-        unsafe = (
-            f"on any accelerator the comparison now holds, and {why}"
-            if why
-            else (f"the project also runs on {other}, where the comparison would now hold" if other else None)
-        )
         kind = TYPE_OR_CUDA.replace('"', "'") if node.quote.startswith("'") else TYPE_OR_CUDA
-        return Edit(fix.expression(kind), (target,), f"{node.value} in a device comparison -> {kind}", NEEDS, USES, unsafe)
+        return Edit(fix.expression(kind), (target,), f"{node.value} in a device comparison -> {kind}", NEEDS, USES, _comparison_unsafe(comparison, fix))
 
     # ------------------------------------------------------------------ a `device` in scope
 
@@ -233,6 +226,43 @@ def typed_cuda_call(fix: FileFix) -> TypesCuda:
         return isinstance(call.func, cst.Attribute) and typed_receiver(call.func.value, fix) and fix.carries(CurrentAccelerator.name, call)
 
     return typed
+
+
+def _comparison_unsafe(comparison: cst.Comparison, fix: FileFix) -> str | None:
+    """Why making a "cuda" comparison the accelerator's may change what the code does."""
+    why = uses_reason(comparison, fix, typed_cuda_call(fix))
+    if why:
+        return f"on any accelerator the comparison now holds, and {why}"
+    if fix.other_accelerator:
+        return f"the project also runs on {fix.other_accelerator}, where the comparison would now hold"
+    return None
+
+
+def _dead_arm(node: cst.CSTNode, fix: FileFix) -> str | None:
+    """Why a "cuda" string in a branch of a test against "cuda" (`'cuda' if 'cuda' in
+    device else 'cpu'`) is held with that test: rewritten alone it is dead on a TPU, where
+    the test stays false; None when the test's own edit is safe."""
+    child, parent = node, fix.parent(node)
+    while parent is not None and not isinstance(parent, (cst.BaseStatement, cst.BaseSmallStatement)):
+        if isinstance(parent, cst.IfExp) and child is parent.body:
+            break
+        child, parent = parent, fix.parent(parent)
+    if not isinstance(parent, (cst.IfExp, cst.If)) or parent.body is not child:
+        return None
+    found: list[cst.Comparison] = []
+
+    class _Tests(cst.CSTVisitor):
+        def visit_SimpleString(self, string: cst.SimpleString) -> None:
+            comparison = _comparison(string, fix)
+            if comparison is not None and string.evaluated_value == "cuda" and fix.carries(CurrentAccelerator.name, string):
+                found.append(comparison)
+
+    parent.test.visit(_Tests())
+    for comparison in found:
+        why = _comparison_unsafe(comparison, fix)
+        if why:
+            return f"rewritten alone it is dead on a TPU, where the test beside it ({fix.code(comparison)}) stays false, and that test's fix is unsafe: {why}"
+    return None
 
 
 def _comparison(node: cst.CSTNode, fix: FileFix) -> cst.Comparison | None:
