@@ -2,7 +2,7 @@
 """Run `tpucheck fix` on copies of public repositories and check what it did.
 
     python scripts/fix_proof.py [--repos /work/repos] [--set scripts/fix_proof_set.json]
-                                [--only NAME ...] [--json OUT.json] [--hunks DIR]
+                                [--only NAME ...] [--json OUT.json] [--with-diffs]
 
 For each repository of the set (laid out as <repos>/<owner>__<name>, never committed), on
 a fresh copy, with the safe fixes and then with --unsafe-fixes:
@@ -10,7 +10,8 @@ a fresh copy, with the safe fixes and then with --unsafe-fixes:
 - the rescan's cuda-api and device-placement findings before and after, and whether each
   finding counted as fixed is gone (its rule's count in its file dropped by as many);
 - the diff, cut into hunks, each with the outcomes it carries (for the review sheet,
-  docs/fix-review.md);
+  docs/fix-review.md; the JSON keeps the hunks' text only with --with-diffs, since it is
+  the repositories' code);
 - where the set gives a CPU `check` command (a tiny entry point or the project's own
   tests), it runs before and after the fix in the copy with CPU torch and a fixed seed
   (`CUDA_VISIBLE_DEVICES=""`, `PYTHONHASHSEED=0`), and the outputs are compared. Only this
@@ -142,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", type=Path, default=DEFAULT_SET)
     parser.add_argument("--only", action="append", default=[])
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--with-diffs", action="store_true", help="keep each hunk's diff text in the JSON (public code: never commit it)")
     args = parser.parse_args(argv)
     chosen = json.loads(args.set.read_text())["repos"]
     if args.only:
@@ -165,6 +167,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"idempotent={r['idempotent']} confirmed={r['fixed_confirmed_by_rescan']} checks_same={same} new={r['new_findings_after']}"
             )
     if args.json:
+        if not args.with_diffs:
+            for result in results:
+                for mode in ("safe", "unsafe"):
+                    for hunk in result[mode]["hunks"]:
+                        hunk.pop("diff", None)
         args.json.write_text(json.dumps({"repos": results}, indent=1, sort_keys=True) + "\n")
     return 1 if failed else 0
 
