@@ -364,7 +364,7 @@ def test_a_config_value_rule_must_name_its_values(tmp_path: Path) -> None:
     from tpucheck.ruleset import RuleFileError, load_ruleset
 
     (tmp_path / "team.yaml").write_text(CONFIG_RULE.replace("SAFE", "true").replace(", values: {cuda: tpu}", ""))
-    with pytest.raises(RuleFileError, match=r"`values` .* goes with the config-value codemod"):
+    with pytest.raises(RuleFileError, match=r"the config-value codemod needs `values`"):
         load_ruleset([tmp_path / "team.yaml"])
 
 
@@ -396,3 +396,15 @@ def test_autocast_in_a_project_that_runs_on_another_accelerator_is_unsafe(tmp_pa
         (6, "fixed"),
     ]
     assert report.unsafe_held[0].note.startswith("unsafe: the project also runs on \"mps\" (mod.py), where CUDA's autocast did nothing")
+
+
+def test_values_beside_a_python_codemod_fix_the_rules_config_findings(tmp_path: Path) -> None:
+    from tpucheck.config.settings import Flags
+
+    rules = tmp_path / "team.yaml"
+    both = CONFIG_RULE.replace("{name: config-value, safe: SAFE, values: {cuda: tpu}}", "{name: current-accelerator, safe: true, values: {cuda: tpu}}")
+    rules.write_text(both.replace("    match:\n      file:", "    match:\n      - string: 'cuda'\n      - file:").replace("\n      pattern:", "\n        pattern:"))
+    flags = Flags(no_cache=True, rules=(rules,), select=("TEAM010",))
+    report = fix_project(tmp_path / "project", {"conf/train.yaml": CONFIG, "run.py": "import torch\nx = torch.ones(2, device='cuda')\n"}, flags=flags)
+    after = {c.path: c.after for c in report.changed_files}
+    assert after == {"conf/train.yaml": CONFIG.replace("device: cuda ", "device: tpu ").replace('"cuda:1"', '"tpu:1"'), "run.py": f"import torch\nx = torch.ones(2, device={TYPE})\n"}

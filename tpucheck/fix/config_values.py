@@ -1,8 +1,11 @@
 """CUDA values in config files (`device: cuda`, `backend: nccl`) -> the values a rule
 names, edited as text so that nothing but the value changes.
 
-A rule opts in with `codemod: {name: config-value, safe: ..., values: {cuda: tpu}}`: the
-finding's span is the matched text on one line (`device: cuda` or just `cuda`); the value is
+A rule opts in with `values` in its codemod: `codemod: {name: config-value, safe: ...,
+values: {cuda: tpu}}` for a rule of config files alone, or `values` beside a Python codemod
+(`{name: default-backend, safe: false, values: {nccl: tpu}}`) for a rule that matches both:
+its config-file findings go here. The finding's span is the matched text on one line
+(`device: cuda` or just `cuda`, as the file and config matchers give it); the value is
 what follows the last `:` or `=` in it (or the whole span), quotes kept. A value equal to a
 key of `values`, or starting with the key and a colon (`cuda:0`), has that key replaced.
 The file is never parsed and re-dumped: every other byte, comments and layout included,
@@ -29,7 +32,7 @@ def fix_config(text: str, targets: list[Target], unsafe: bool, values: dict[str,
     outcomes: list[Outcome] = []
     for target in sorted(targets, key=lambda t: t.start, reverse=True):
         table = (values or {}).get(target.finding.rule)
-        if target.codemod != CODEMOD or not table:
+        if not table:
             outcomes.append(Outcome(target, MANUAL, "only Python files and notebooks are fixed for this rule; fix it by hand"))
             continue
         (line, column), (end_line, end_column) = target.start, target.end

@@ -264,8 +264,8 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
 
         if codemod["name"] not in CODEMODS:
             problems.add((*path, "codemod", "name"), f"unknown codemod {codemod['name']!r}: choose one of {', '.join(sorted(CODEMODS))}")
-        if (codemod["name"] == "config-value") != bool(codemod.get("values")):
-            problems.add((*path, "codemod", "values"), "`values` ({old: new}) goes with the config-value codemod, and it needs them")
+        if codemod["name"] == "config-value" and not codemod.get("values"):
+            problems.add((*path, "codemod", "values"), "the config-value codemod needs `values` ({old: new})")
     if effort["low"] > effort["high"]:
         problems.add((*path, "effort", "low"), "effort.low is greater than effort.high")
     rule = Rule(
