@@ -87,7 +87,7 @@ def test_rules_long_and_explain_show_the_autofix() -> None:
     listing = run("rules", "--long").stdout
     assert "autofix: torch-accelerator (safe)" in listing and "autofix: hf-sdpa (unsafe: --unsafe-fixes)" in listing
     explained = run("explain", "CA005").stdout
-    assert "Autofix: manual-seed (safe: applied by `tpucheck fix`). `torch.cuda.manual_seed(s)`" in explained
+    assert "Autofix: manual-seed (safe: applied by `tpucheck fix`, each edit it cannot prove safe only with --unsafe-fixes). `torch.cuda.manual_seed(s)`" in " ".join(explained.split())
     assert "With --unsafe-fixes: Elsewhere it becomes `torch.manual_seed(s)`" in " ".join(explained.split())
     assert "Autofix" not in run("explain", "CA008").stdout
 
@@ -95,4 +95,4 @@ def test_rules_long_and_explain_show_the_autofix() -> None:
 def test_the_rules_page_is_current() -> None:
     page = run("rules", "--format", "markdown").stdout
     assert page == (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
-    assert "**Autofix:** current-accelerator (safe: applied by `tpucheck fix`)." in page
+    assert "**Autofix:** current-accelerator (safe: applied by `tpucheck fix`, each edit it cannot prove safe only with --unsafe-fixes)." in page

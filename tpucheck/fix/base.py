@@ -33,6 +33,7 @@ from libcst.metadata import (
 
 from tpucheck.findings import Finding
 from tpucheck.fix.imports import add_local_import
+from tpucheck.fix.imports import dotted as _dotted
 from tpucheck.fix.versions import Version
 
 __all__ = ["FIXED", "MANUAL", "PINNED", "REWRITTEN", "UNSAFE", "Codemod", "Edit", "FileFix", "Outcome", "Target"]
@@ -366,14 +367,6 @@ def imports_torch_locally(module: cst.Module) -> bool:
 
 def _statements(block: cst.BaseSuite) -> list[cst.CSTNode]:
     return list(block.body) if isinstance(block, cst.IndentedBlock) else []
-
-
-def _dotted(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
-    return ""
 
 
 def arg_has_comment(arg: cst.Arg) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-__all__ = ["add_import_torch", "add_local_import", "drop_unused_imports"]
+__all__ = ["add_import_torch", "add_local_import", "dotted", "drop_unused_imports"]
 
 
 def _is_import(statement: cst.CSTNode) -> bool:
@@ -38,9 +38,9 @@ def _sort_key(statement: cst.CSTNode) -> tuple[int, str] | None:
         return None
     small = statement.body[0]
     if isinstance(small, cst.Import):
-        return 0, _dotted(small.names[0].name).lower()
+        return 0, dotted(small.names[0].name).lower()
     if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
-        return 1, _dotted(small.module).lower()
+        return 1, dotted(small.module).lower()
     return None
 
 
@@ -122,13 +122,13 @@ def drop_unused_imports(before: cst.Module, after: cst.Module) -> cst.Module:
 
     class _Drop(cst.CSTTransformer):
         def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom | cst.RemovalSentinel:
-            module = _dotted(updated.module) if updated.module is not None else ""
+            module = dotted(updated.module) if updated.module is not None else ""
             if updated.relative or isinstance(updated.names, cst.ImportStar) or not (module.startswith("torch.cuda") or module == "torch"):
                 return updated
             kept = []
             for alias in updated.names:
                 bound = _bound(alias)
-                cuda = module.startswith("torch.cuda") or _dotted(alias.name) == "cuda"
+                cuda = module.startswith("torch.cuda") or dotted(alias.name) == "cuda"
                 if cuda and bound in used_before and bound not in used_after:
                     continue
                 kept.append(alias)
@@ -152,7 +152,7 @@ def drop_unused_imports(before: cst.Module, after: cst.Module) -> cst.Module:
 def _bound(alias: cst.ImportAlias) -> str:
     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
         return alias.asname.name.value
-    return _dotted(alias.name).split(".")[0]
+    return dotted(alias.name).split(".")[0]
 
 
 def _used_names(module: cst.Module) -> set[str]:
@@ -181,9 +181,10 @@ def _defines_all(module: cst.Module) -> bool:
     return "__all__" in _used_names(module)
 
 
-def _dotted(node: cst.BaseExpression) -> str:
+def dotted(node: cst.BaseExpression) -> str:
+    """`a.b.c` for a Name or Attribute chain, "" for anything else."""
     if isinstance(node, cst.Name):
         return node.value
     if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
+        return f"{dotted(node.value)}.{node.attr.value}"
     return ""

@@ -80,28 +80,31 @@ class FixReport:
     def outcomes(self) -> list[Outcome]:
         return [o for f in self.files for o in f.outcomes]
 
+    def in_state(self, state: str) -> list[Outcome]:
+        return [o for o in self.outcomes if o.state == state]
+
     @property
     def fixed(self) -> list[Outcome]:
-        return [o for o in self.outcomes if o.state == FIXED]
+        return self.in_state(FIXED)
 
     @property
     def rewritten(self) -> list[Outcome]:
         """Edited, but the finding stays (or a rescan still reports it)."""
-        return [o for o in self.outcomes if o.state == REWRITTEN]
+        return self.in_state(REWRITTEN)
 
     @property
     def unsafe_held(self) -> list[Outcome]:
         """Fixes that may change behaviour, not made without `--unsafe-fixes`."""
-        return [o for o in self.outcomes if o.state == UNSAFE]
+        return self.in_state(UNSAFE)
 
     @property
     def pinned(self) -> list[Outcome]:
-        return [o for o in self.outcomes if o.state == PINNED]
+        return self.in_state(PINNED)
 
     @property
     def left(self) -> list[Outcome]:
         """Findings a person fixes (no edit exists)."""
-        return [o for o in self.outcomes if o.state == MANUAL]
+        return self.in_state(MANUAL)
 
     @property
     def changed_files(self) -> list[FileChange]:
