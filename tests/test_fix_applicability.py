@@ -173,9 +173,10 @@ def test_cuda_on_an_object_with_its_own_cuda_method_is_not_rewritten(tmp_path: P
         x = torch.zeros(2)
         y = x.float().cuda()
         batch = next(loader).cuda()
+        state = torch.load("meter.pt").cuda()
         """
     new = fixed(tmp_path, code)
-    assert "meter = AverageMeter().cuda()" in new and "batch = next(loader).cuda()" in new
+    assert "meter = AverageMeter().cuda()" in new and "batch = next(loader).cuda()" in new and 'state = torch.load("meter.pt").cuda()' in new
     assert "net = Net().to(torch.accelerator.current_accelerator())" in new
     assert "y = x.float().to(torch.accelerator.current_accelerator())" in new
     held = [note for _, line, _, note in notes(tmp_path, code) if line in (12, 16)]

@@ -3,7 +3,8 @@
 `.cuda()` means "move to the GPU" on a tensor or an `nn.Module`; on any other object it is
 that object's own method (a metric meter, a wrapper, a CUDA-graph helper), which `.to()`
 may not have. The fix rewrites `.cuda()` safely only on receivers typed here:
-- a call of a torch function or class (`torch.zeros(2)`, `nn.Linear(2, 2)`, `torch.nn.DataParallel(m)`);
+- a call of a torch function or class (`torch.zeros(2)`, `nn.Linear(2, 2)`,
+  `torch.nn.DataParallel(m)`), but not `torch.load`, which returns whatever was saved;
 - an instance of a class of this file that derives from `torch.nn.Module` (directly or
   through classes of this file) and defines no `cuda` method of its own;
 - a tensor method's result (`x.float()`, `x.view(...)`, `x.to(...)`) on a typed receiver;
@@ -35,8 +36,8 @@ def typed_receiver(node: cst.BaseExpression, fix: FileFix, depth: int = 0) -> bo
         return False
     if isinstance(node, cst.Call):
         names = fix.qualified(node.func)
-        if any(n.startswith("torch.") and not n.startswith("torch.cuda.") for n in names):
-            return True
+        if any(n.startswith("torch.") and not n.startswith(("torch.cuda.", "torch.load", "torch.hub.load")) for n in names):
+            return True  # not torch.load: it returns whatever was saved
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _TENSOR_METHODS:
             return typed_receiver(node.func.value, fix, depth + 1)
         if isinstance(node.func, cst.Name):
