@@ -25,6 +25,14 @@ def test_the_grad_scaler_rename_reads_the_pin(tmp_path: Path) -> None:
     assert outcome.note.startswith("torch.amp.GradScaler needs torch>=2.3, newer than the project allows")
 
 
+def test_every_codemod_declares_the_torch_it_needs(tmp_path: Path) -> None:
+    code = 'from transformers import AutoModel\nm = AutoModel.from_pretrained("x", attn_implementation="flash_attention_2")\n'
+    report = fix_project(tmp_path, {"serve.py": code, "requirements.txt": "torch==2.0.1\n"}, unsafe=True)
+    manifest = next(c for c in report.changed_files if c.path == "requirements.txt")
+    assert manifest.after == "torch==2.1.1\n"
+    assert [o.state for o in report.outcomes] == ["fixed"] and str(report.needs()) == "2.1.1"
+
+
 def test_each_file_reads_its_nearest_manifest(tmp_path: Path) -> None:
     code = "import torch\ntorch.cuda.synchronize()\n"
     report = fix_project(
@@ -49,6 +57,18 @@ def test_a_supported_older_torch_makes_the_fix_unsafe(tmp_path: Path) -> None:
     assert report.changed_files == []
     assert report.unsafe_held[0].note.startswith("unsafe: needs torch>=2.6, and setup.py:2: torch>=2.1 supports older torch")
     assert fix_project(tmp_path, files, unsafe=True).files[0].after == "import torch\ntorch.accelerator.synchronize()\n"
+
+
+def test_a_raised_pin_allows_what_the_fixes_need() -> None:
+    from tpucheck.fix.pins import raise_pin
+    from tpucheck.fix.versions import Version
+
+    needs = Version("2.9")
+    assert raise_pin("torch<2.6,>=2.1\n", 1, needs) == "torch<2.10,>=2.1\n"
+    assert raise_pin("torch<=2.5\n", 1, needs) == "torch<=2.9.0\n"
+    assert raise_pin("torch~=2.4.0\n", 1, needs) == "torch~=2.9.0\n"
+    assert raise_pin("torch>=2.1\n", 1, needs) is None  # no upper bound to raise
+    assert raise_pin("numpy==1.0\n", 1, needs) is None
 
 
 def test_unsafe_fixes_raise_only_the_version_on_the_pin_line(tmp_path: Path) -> None:

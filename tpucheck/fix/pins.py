@@ -112,7 +112,7 @@ _UPPER = re.compile(r"(===|==|~=|<=|<)\s*([0-9][0-9a-zA-Z.*+!-]*)")
 
 def raise_pin(text: str, line: int, needs: Version) -> str | None:
     """`text` (a manifest) with the torch requirement on `line` allowing `needs`: `==2.0.1`
-    -> `==2.6.0`, `<2.6` -> `<2.7`, `<=2.5` -> `<=2.6`, `~=2.4.0` -> `~=2.6.0`; None when
+    -> `==2.6.0`, `<2.6` -> `<2.7`, `<=2.5` -> `<=2.6.0`, `~=2.4.0` -> `~=2.6.0`; None when
     the line holds no bound this can raise. Only the version text changes."""
     lines = text.splitlines(keepends=True)
     if not 1 <= line <= len(lines) or "torch" not in lines[line - 1]:
@@ -121,6 +121,7 @@ def raise_pin(text: str, line: int, needs: Version) -> str | None:
     at = current.find("torch")
     head, tail = current[:at], current[at:]
     major_minor = needs.parts[:2] if len(needs.parts) >= 2 else (*needs.parts, 0)
+    full = ".".join(map(str, (*needs.parts, 0, 0)[:3]))
 
     def bump(found: re.Match[str]) -> str:
         operator, version = found.group(1), found.group(2)
@@ -128,7 +129,7 @@ def raise_pin(text: str, line: int, needs: Version) -> str | None:
         if Version(base.rstrip(".*") or "0") >= needs:
             return found.group(0)
         if operator in ("==", "===", "<=", "~="):
-            return f"{operator}{major_minor[0]}.{major_minor[1]}.0" if operator != "<=" else f"<={major_minor[0]}.{major_minor[1]}"
+            return f"{operator}{full}"
         return f"<{major_minor[0]}.{major_minor[1] + 1}"
 
     new_tail, count = _UPPER.subn(bump, tail)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from tpucheck.fix.versions import Version
 
-__all__ = ["ACCELERATOR_SINCE", "CPU_NOOP", "CUDA_TO_ACCELERATOR", "GRAD_SCALER_SINCE", "counterpart"]
+__all__ = ["ACCELERATOR_SINCE", "CPU_NOOP", "CUDA_TO_ACCELERATOR", "DEFAULT_BACKEND_SINCE", "GRAD_SCALER_SINCE", "SDPA_SINCE", "counterpart"]
 
 ACCELERATOR_SINCE: dict[str, str] = {
     # torch 2.6 introduced the module
@@ -97,6 +97,9 @@ set_device, mem_get_info and reset_peak_memory_stats raise in both forms."""
 GRAD_SCALER_SINCE = "2.3"
 """`torch.amp.GradScaler(device)`: the device-generic scaler (torch 2.3 made
 `torch.cuda.amp.GradScaler` a deprecated alias of it)."""
+
+SDPA_SINCE = "2.1.1"
+"""Hugging Face's `attn_implementation="sdpa"` asks for torch 2.1.1 or later."""
 
 DEFAULT_BACKEND_SINCE = "2.6"
 """`init_process_group()` with no backend: before 2.6 it created a gloo group beside NCCL
