@@ -429,3 +429,11 @@ def test_values_beside_a_python_codemod_fix_the_rules_config_findings(tmp_path: 
     report = fix_project(tmp_path / "project", {"conf/train.yaml": CONFIG, "run.py": "import torch\nx = torch.ones(2, device='cuda')\n"}, flags=flags)
     after = {c.path: c.after for c in report.changed_files}
     assert after == {"conf/train.yaml": CONFIG.replace("device: cuda ", "device: tpu ").replace('"cuda:1"', '"tpu:1"'), "run.py": f"import torch\nx = torch.ones(2, device={TYPE})\n"}
+
+
+def test_a_memory_call_that_cannot_be_guarded_is_unsafe(tmp_path: Path) -> None:
+    code = "import torch\nif ready: x = 1\nelse: torch.cuda.empty_cache()\n"
+    assert fixed(tmp_path, code) == code
+    assert notes(tmp_path, code)[0][3].startswith(
+        "unsafe: torch.accelerator.empty_cache raises where there is no accelerator (torch.cuda.empty_cache did nothing), and the call does not stand alone on its line"
+    )

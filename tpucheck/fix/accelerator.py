@@ -98,7 +98,7 @@ class TorchAccelerator(Codemod):
         elif name in CPU_NOOP and not fix.under_cuda_check(original):
             default = CPU_NOOP[name]
             if default is None:
-                unsafe = unsafe or f"torch.accelerator.{name} raises where there is no accelerator (torch.cuda.{cuda_name} did nothing), and its value is used"
+                unsafe = unsafe or f"torch.accelerator.{name} raises where there is no accelerator (torch.cuda.{cuda_name} did nothing), and the call does not stand alone on its line to be guarded"
             else:
                 new = cst.IfExp(
                     test=fix.expression("torch.accelerator.is_available()"),
