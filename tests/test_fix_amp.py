@@ -41,7 +41,6 @@ def test_autocast_forms_get_the_accelerator_type_and_keep_fp16(tmp_path: Path) -
         """
     assert fixed(tmp_path, code) == dedent(f"""\
         import torch
-        from torch.cuda.amp import autocast
 
         with torch.autocast({TYPE}, enabled=True, dtype=torch.float16):
             pass

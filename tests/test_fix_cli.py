@@ -4,9 +4,12 @@ and what it left; a second run changes nothing."""
 
 from __future__ import annotations
 
+import difflib
+import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,3 +92,69 @@ def test_a_missing_path_is_a_usage_error(tmp_path: Path) -> None:
 def test_help_is_there() -> None:
     done = run("fix", "-h", cwd=ROOT)
     assert done.returncode == 0 and "fix [OPTIONS] [PATH]..." in done.stdout and "--unsafe-fixes" in done.stdout
+
+
+SHAPES = """\
+import argparse
+import torch
+import torch.distributed as dist
+from torch.cuda.amp import GradScaler
+
+
+def helper():
+    torch.cuda.empty_cache()
+
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+torch.manual_seed(0)
+torch.cuda.manual_seed_all(0)
+model = torch.nn.Linear(2, 2).cuda()
+meter = Meter().cuda()
+scaler = GradScaler()
+with torch.cuda.amp.autocast():
+    loss = model(torch.randn(2, device="cuda"))
+torch.cuda.synchronize()
+dist.init_process_group("nccl")
+backend = "gloo" if not torch.cuda.is_available() else "nccl"
+print(torch.cuda.memory_summary())
+"""
+
+
+def _fixable(report: str) -> Counter[str]:
+    """The findings a fix works on, by rule: the reported ones and those set aside as one
+    edit with another (`"cuda" if torch.cuda.is_available() else "cpu"`)."""
+    data = json.loads(report)
+    same_edit = [f for f in data["set_aside"] if f["because"][-1]["rule"] == "set-aside.same-edit"]
+    return Counter(f["rule"] for f in [*data["findings"], *same_edit])
+
+
+def test_the_summary_counts_what_the_diff_changed(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(SHAPES)
+    before = _fixable(run("scan", "--isolated", "--format", "json", ".", cwd=tmp_path).stdout)
+    done = run("fix", "--isolated", ".", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert out[0].startswith("tpucheck fix: fixed 8 findings in 1 file (1 more rewritten where the finding stays); score ")
+    listed = [line.split()[0] for line in out if line.startswith("    ")]
+    assert len(listed) == 9  # 8 fixed + the GradScaler rename
+    after = (tmp_path / "train.py").read_text()
+
+    changed_old: set[int] = set()
+    for tag, i1, i2, _, _ in difflib.SequenceMatcher(None, SHAPES.splitlines(), after.splitlines()).get_opcodes():
+        if tag != "equal":
+            changed_old.update(range(i1 + 1, i2 + 1))
+    edited_lines = {int(position.split(":")[0]) for position in listed}
+    # every listed edit changed its line, and every changed line is a listed edit
+    assert edited_lines == changed_old - {4}, (edited_lines, changed_old)  # line 4: the GradScaler import, now unused, goes
+    assert "from torch.cuda.amp import GradScaler" not in after
+    # what was held back is listed apart, with its reason
+    assert "Unsafe fixes not applied (3):" in done.stdout
+    assert "train.py:15:17 CA003 unsafe: `Meter()` is not known to be a tensor or module" in done.stdout
+    assert "train.py:20:1 DI001 unsafe: the default timeout becomes 30 minutes instead of NCCL's 10" in done.stdout
+    assert "train.py:21:25 CA002 unsafe: True on any accelerator, and the code it selects uses NCCL" in done.stdout
+    assert "Not fixed (1):\n  train.py:22:7 CA006 torch.accelerator has no counterpart of torch.cuda.memory_summary; fix it by hand" in done.stdout
+    compile(after, "train.py", "exec")
+    # and the rescan agrees: the fixed findings are gone, no new one came
+    after_scan = _fixable(run("scan", "--isolated", "--format", "json", ".", cwd=tmp_path).stdout)
+    fixed_rules = Counter(line.split()[1] for line in out if line.startswith("    ") and "(rewritten; the finding stays)" not in line)
+    assert before - after_scan == fixed_rules and not after_scan - before

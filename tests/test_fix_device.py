@@ -31,7 +31,7 @@ def test_strings_and_methods(tmp_path: Path) -> None:
         import torch
 
         device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"  # pick one
-        model = Net().to(torch.accelerator.current_accelerator())
+        model = Net().cuda()
         x = torch.randn(3, device={TYPE_OR_CUDA})
         y = x.to(torch.device(f"{{getattr(torch.accelerator.current_accelerator(), 'type', 'cuda')}}:0"))
         z = x.to(torch.accelerator.current_accelerator(), non_blocking=True)
@@ -74,9 +74,15 @@ def test_unsafe_uses_a_device_variable_in_scope(tmp_path: Path) -> None:
         """)
 
 
-def test_a_device_index_is_left_to_a_person(tmp_path: Path) -> None:
-    assert notes(tmp_path, "import torch\nx = torch.ones(2).cuda(non_blocking=True, device=1)\n") == [
-        ("CA003", 2, False, "`.cuda(...)` with a device index: use `.to(device)` with the device you mean")
+def test_a_device_index_goes_into_the_device(tmp_path: Path) -> None:
+    code = "import torch\nx = torch.ones(2).cuda(non_blocking=True, device=1)\ny = torch.ones(2).cuda(args.gpu)\nz = torch.ones(2).cuda(a, b)\n"
+    assert fixed(tmp_path, code) == (
+        f"import torch\nx = torch.ones(2).to(torch.device({TYPE_OR_CUDA}, 1), non_blocking=True)\ny = torch.ones(2).cuda(args.gpu)\nz = torch.ones(2).cuda(a, b)\n"
+    )
+    assert fixed(tmp_path, code, unsafe=True).splitlines()[2] == f"y = torch.ones(2).to(torch.device({TYPE_OR_CUDA}, args.gpu))"
+    assert [n[2:] for n in notes(tmp_path, code)][1:] == [
+        (False, "unsafe: the device index `args.gpu` is not known to be an int (a torch.device there would raise) (would be: .cuda() -> .to(torch.device(" + TYPE_OR_CUDA + ", args.gpu)))"),
+        (False, "`.cuda(...)` with arguments this fix does not know; use `.to(device)` with the device you mean"),
     ]
 
 
@@ -89,8 +95,6 @@ def test_leaves_alone_a_local_cuda_cpu_code_comments_and_other_strings(tmp_path:
         # model = model.cuda()
         backend = "cuda"
         print("running on cuda:0")
-        if x.device.type == "cuda":
-            pass
         """
     report = fix_project(tmp_path, {"mod.py": code})
     assert report.changed_files == []
@@ -99,7 +103,7 @@ def test_leaves_alone_a_local_cuda_cpu_code_comments_and_other_strings(tmp_path:
 def test_pinned_torch_without_torch_accelerator(tmp_path: Path) -> None:
     report = fix_project(tmp_path, {"mod.py": "import torch\nx = torch.ones(2).cuda()\n", "pyproject.toml": '[project]\nname = "p"\ndependencies = ["torch==2.4.0"]\n'})
     assert report.changed_files == []
-    assert "needs torch>=2.6, newer than the project allows (pyproject.toml:3: torch==2.4.0)" in report.left[0].note
+    assert "needs torch>=2.6, newer than the project allows (pyproject.toml:3: torch==2.4.0)" in report.pinned[0].note
 
 
 def test_the_string_is_cuda_without_an_accelerator_and_the_accelerator_type_with_one() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tpucheck.fix.registry import CODEMOD_CLASSES
+from tpucheck.fix.registry import CODEMOD_CLASSES, TEXT_CODEMODS
 from tpucheck.ruleset import RuleFileError, load_ruleset
 from tpucheck.ruleset.codemods import CODEMODS
 
@@ -35,7 +35,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_every_codemod_is_described_and_every_description_has_a_codemod() -> None:
-    assert sorted(cls.name for cls in CODEMOD_CLASSES) == sorted(CODEMODS)
+    assert sorted([*(cls.name for cls in CODEMOD_CLASSES), *TEXT_CODEMODS]) == sorted(CODEMODS)
 
 
 def test_built_in_rules_name_known_codemods() -> None:
@@ -51,7 +51,9 @@ def test_built_in_rules_name_known_codemods() -> None:
         "CA007": ("torch-accelerator", True),
         "CA014": ("autocast", True),
         "CA015": ("grad-scaler", True),
-        "DI001": ("default-backend", True),
+        "CA021": ("legacy-tensor", True),
+        "DI001": ("default-backend", False),
+        "DP010": ("current-accelerator", True),
         "DP014": ("current-accelerator", True),
         "HF001": ("hf-sdpa", False),
         "HF003": ("hf-device-map", True),
@@ -85,7 +87,7 @@ def test_rules_long_and_explain_show_the_autofix() -> None:
     listing = run("rules", "--long").stdout
     assert "autofix: torch-accelerator (safe)" in listing and "autofix: hf-sdpa (unsafe: --unsafe-fixes)" in listing
     explained = run("explain", "CA005").stdout
-    assert "Autofix: manual-seed (safe: applied by `tpucheck fix`). `torch.cuda.manual_seed(s)`" in explained
+    assert "Autofix: manual-seed (safe: applied by `tpucheck fix`, each edit it cannot prove safe only with --unsafe-fixes). `torch.cuda.manual_seed(s)`" in " ".join(explained.split())
     assert "With --unsafe-fixes: Elsewhere it becomes `torch.manual_seed(s)`" in " ".join(explained.split())
     assert "Autofix" not in run("explain", "CA008").stdout
 
@@ -93,4 +95,4 @@ def test_rules_long_and_explain_show_the_autofix() -> None:
 def test_the_rules_page_is_current() -> None:
     page = run("rules", "--format", "markdown").stdout
     assert page == (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
-    assert "**Autofix:** current-accelerator (safe: applied by `tpucheck fix`)." in page
+    assert "**Autofix:** current-accelerator (safe: applied by `tpucheck fix`, each edit it cannot prove safe only with --unsafe-fixes)." in page

@@ -8,7 +8,6 @@ import json
 import os
 import stat
 from pathlib import Path
-from textwrap import dedent
 
 import libcst as cst
 import pytest
@@ -74,10 +73,10 @@ def test_a_second_run_changes_nothing(tmp_path: Path) -> None:
 def test_conflicting_edits_are_both_skipped_and_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runner, "make_codemods", lambda: [*registry.make_codemods(), _Copycat()])
     report = fix_project(tmp_path, {"mod.py": "import torch\ntorch.cuda.synchronize()\ntorch.cuda.empty_cache()\n"})
-    assert report.files[0].after == "import torch\ntorch.cuda.synchronize()\ntorch.accelerator.empty_cache()\n"
+    assert report.files[0].after == "import torch\ntorch.cuda.synchronize()\nif torch.accelerator.is_available():\n    torch.accelerator.empty_cache()\n"
     assert [(o.target.finding.rule, o.fixed, o.note) for o in report.outcomes] == [
         ("CA001", False, "conflict: torch-accelerator and copycat both rewrite this code; fix it by hand"),
-        ("CA007", True, "torch.cuda.empty_cache() -> torch.accelerator.empty_cache()"),
+        ("CA007", True, "torch.cuda.empty_cache() -> torch.accelerator.empty_cache() where an accelerator is there (torch.cuda.empty_cache did nothing without CUDA)"),
     ]
 
 
@@ -115,7 +114,7 @@ def test_suppressed_and_baselined_findings_are_not_fixed(tmp_path: Path) -> None
     write_baseline(tpucheck.scan(str(tmp_path), settings), tmp_path / "baseline.json")
     report = fix_project(tmp_path, {"mod.py": code}, flags=Flags(no_cache=True, baseline=tmp_path / "baseline.json"))
     assert [c.path for c in report.changed_files] == ["mod.py"]
-    assert report.files[0].after == code.replace("torch.cuda.empty_cache()", "torch.accelerator.empty_cache()")
+    assert report.files[0].after == code.replace("torch.cuda.empty_cache()", "if torch.accelerator.is_available():\n    torch.accelerator.empty_cache()")
 
 
 def test_writes_are_atomic_and_keep_the_mode(tmp_path: Path) -> None:
@@ -173,7 +172,9 @@ def test_a_notebook_whose_json_would_be_reformatted_is_reported(tmp_path: Path) 
     assert report.changed_files == [] and "not formatted as Jupyter writes it" in report.problems[0][1]
 
 
-def test_yaml_findings_with_a_codemod_are_reported_not_fixed(tmp_path: Path) -> None:
+def test_yaml_findings_of_a_python_codemod_are_reported_not_fixed(tmp_path: Path) -> None:
     report = fix_project(tmp_path, {"conf/train.yaml": "distributed_backend: nccl\n"})
     assert report.changed_files == []
-    assert dedent(report.problems[0][1]).startswith("only Python files and notebooks are fixed")
+    assert [(o.target.finding.rule, o.state, o.note) for o in report.outcomes] == [
+        ("DI001", "manual", "only Python files and notebooks are fixed for this rule; fix it by hand")
+    ]

@@ -181,7 +181,7 @@ def scan_command(
 def fix_command(
     paths: list[Path] | None = typer.Argument(None, metavar="PATH", help="A directory to fix (default: the current one), or files and directories.", show_default=False),
     diff: bool = typer.Option(False, "--diff", help="Print a unified diff and write nothing; exit 1 when there is something to fix, 0 when not."),
-    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that may change numerics or behaviour (fp16 to bf16, reseeding, Hugging Face settings)."),
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply the fixes that may change numerics or behaviour (each is listed with its reason without this flag), and raise a torch pin that holds fixes back."),
     target: str | None = typer.Option(None, "--target", "-t", metavar="TARGET", help="Judge against torchtpu (default) or xla, as `scan` does."),
     select: list[str] | None = typer.Option(None, "--select", metavar="RULES", help="Only fix these rules: ids, id prefixes, names or categories."),
     ignore: list[str] | None = typer.Option(None, "--ignore", metavar="RULES", help="Leave these rules' findings alone."),
@@ -202,7 +202,7 @@ def fix_command(
     Examples:
       tpucheck fix --diff                 show what would change; exit 1 if anything would
       tpucheck fix ./repo                 apply the safe fixes in place
-      tpucheck fix . --unsafe-fixes       also fp16 -> bf16 and the other unsafe fixes
+      tpucheck fix . --unsafe-fixes       also the fixes it cannot prove safe (listed with why)
     """
     from tpucheck.fix.output import print_diff, print_summary
     from tpucheck.fix.runner import run_fix

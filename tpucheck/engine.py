@@ -367,3 +367,13 @@ def assemble(
     )
     cuda_files = [(r.path, r.lines) for r in results if r.error is None and is_cuda_source(r.path)]
     return Assembled(root, ruleset, findings, errors, skipped, coverage, shard=shard, cuda_files=cuda_files, set_aside=set_aside, workloads=tree.workloads_of(r.path for r in results if r.error is None))
+
+
+def findings_in(result: FileResult, ruleset: Ruleset) -> list[Finding]:
+    """One file's findings as a scan judges them without the whole tree's import graph:
+    what `tpucheck fix` compares before and after its edits (the findings set aside as one
+    edit with another included: a fix rewrites them too)."""
+    placement = Placement(Roles(ruleset.judgement), None, ruleset.host.categories, {}, ruleset.judgement.scoring)
+    placed = place(result, ruleset.by_id(), placement)
+    same_edit = [f for f in placed.set_aside if f.because and f.because[-1].rule == "set-aside.same-edit"]
+    return sorted([*placed.findings, *same_edit], key=Finding.sort_key)

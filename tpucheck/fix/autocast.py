@@ -57,7 +57,7 @@ class Autocast(Codemod):
                 return None
             func = fix.torch("amp." + sorted(names & set(_CUDA_CUSTOM))[0].rsplit(".", 1)[1])
             args = [cst.Arg(kind, keyword=cst.Name("device_type"), equal=_EQUAL), *updated.args]
-            return Edit(updated.with_changes(func=func, args=_commas(args)), (target,), "torch.cuda.amp.custom_fwd -> torch.amp.custom_fwd(device_type=...)", NEEDS, USES)
+            return Edit(updated.with_changes(func=func, args=_commas(args)), (target,), "torch.cuda.amp.custom_fwd -> torch.amp.custom_fwd(device_type=...)", NEEDS, USES, _elsewhere(fix, kind))
         fix.skip(target, "not an autocast call this fix knows; fix it by hand")
         return None
 
@@ -74,7 +74,7 @@ class Autocast(Codemod):
         func = fix.torch("amp." + sorted(names)[0].rsplit(".", 1)[1])
         kind = fix.expression(GUARDED_TYPE if target.finding.guarded and fix.under_cuda_check(original) else TYPE_OR_CUDA)
         call = cst.Call(func, [cst.Arg(kind, keyword=cst.Name("device_type"), equal=_EQUAL)])
-        return Edit(updated.with_changes(decorator=call), (target,), "@torch.cuda.amp.custom_fwd -> @torch.amp.custom_fwd(device_type=...)", NEEDS, USES)
+        return Edit(updated.with_changes(decorator=call), (target,), "@torch.cuda.amp.custom_fwd -> @torch.amp.custom_fwd(device_type=...)", NEEDS, USES, _elsewhere(fix, kind))
 
     def _cuda_autocast(self, updated: cst.Call, fix: FileFix, target: Target, kind: cst.BaseExpression) -> Edit | None:
         args: list[cst.Arg] = []
@@ -93,7 +93,7 @@ class Autocast(Codemod):
             args, changed = _bf16(args, fix)
             note += ", fp16 -> bf16" if changed else ""
         new = updated.with_changes(func=fix.torch("autocast"), args=_commas([cst.Arg(kind), *args]))
-        return Edit(new, (target,), note, NEEDS, USES)
+        return Edit(new, (target,), note, NEEDS, USES, _elsewhere(fix, kind))
 
     def _device_type(self, updated: cst.Call, fix: FileFix, target: Target, kind: cst.BaseExpression, *, position: int | None, bf16: bool) -> Edit | None:
         args = list(updated.args)
@@ -110,9 +110,19 @@ class Autocast(Codemod):
             if fix.unsafe and bf16:
                 args, changed = _bf16(args, fix)
                 note += ", fp16 -> bf16" if changed else ""
-            return Edit(updated.with_changes(args=args), (target,), note, NEEDS, USES)
+            return Edit(updated.with_changes(args=args), (target,), note, NEEDS, USES, _elsewhere(fix, kind))
         fix.skip(target, "no device type argument to rewrite; fix it by hand")
         return None
+
+
+def _elsewhere(fix: FileFix, kind: cst.BaseExpression) -> str | None:
+    """Why the edit changes what the code does on another accelerator it runs on: CUDA's
+    autocast does nothing there, the accelerator's casts (fp16 on an Apple GPU). None where
+    the autocast runs only with CUDA (the short form under a CUDA check) or the project
+    names no other accelerator."""
+    if fix.other_accelerator is None or fix.code(kind) == fix.code(fix.expression(GUARDED_TYPE)):
+        return None
+    return f"the project also runs on {fix.other_accelerator}, where CUDA's autocast did nothing and the accelerator's casts"
 
 
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))

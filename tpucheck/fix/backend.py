@@ -5,6 +5,11 @@ it too, and then takes the default group's backend.
 
 Only a backend that is exactly NCCL (`"nccl"`, `Backend.NCCL`) is removed: a mixed spec
 (`"cpu:gloo,cuda:nccl"`) or one read from a variable is left to a person.
+
+Always unsafe: without a backend `dist.get_backend()` no longer says "nccl", the default
+timeout is the generic 30 minutes instead of NCCL's 10 (unless the call passes `timeout=`),
+and torch before 2.6 opens a gloo group beside NCCL. The edit says which of these hold
+here, and needs torch 2.6.
 """
 
 from __future__ import annotations
@@ -12,9 +17,12 @@ from __future__ import annotations
 import libcst as cst
 
 from tpucheck.fix.base import Codemod, Edit, FileFix, arg_has_comment
+from tpucheck.fix.surface import DEFAULT_BACKEND_SINCE
+from tpucheck.fix.versions import Version
 
 _CALLS = {"torch.distributed.init_process_group": 0, "torch.distributed.new_group": 2}
 """The call and the position of its `backend` parameter."""
+NEEDS = Version(DEFAULT_BACKEND_SINCE)
 
 
 class DefaultBackend(Codemod):
@@ -49,9 +57,24 @@ class DefaultBackend(Codemod):
                 del args[index]
                 if args and index == len(args):  # the removed one was last: no trailing comma on the new last
                     args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            return Edit(updated.with_changes(args=args), (target,), "backend \"nccl\" -> each device's default backend (NCCL on CUDA)")
+            return Edit(
+                updated.with_changes(args=args), (target,), "backend \"nccl\" -> each device's default backend (NCCL on CUDA)", NEEDS, "init_process_group() without a backend", _why_unsafe(original, fix)
+            )
         fix.skip(target, "no backend argument found; set it by hand")
         return None
+
+
+def _why_unsafe(call: cst.Call, fix: FileFix) -> str:
+    """What changes on a GPU when NCCL is no longer named."""
+    reasons = []
+    code = fix.module.code if fix.module is not None else ""
+    if "get_backend" in code:
+        reasons.append("the code reads dist.get_backend(), which no longer says nccl")
+    if not any(arg.keyword is not None and arg.keyword.value == "timeout" for arg in call.args):
+        reasons.append("the default timeout becomes 30 minutes instead of NCCL's 10")
+    if fix.torch_floor is None or fix.torch_floor < NEEDS:
+        reasons.append("before torch 2.6 a gloo group opens beside NCCL")
+    return "; ".join(reasons) or "the backend name changes for code elsewhere that reads it"
 
 
 def _is_nccl(value: cst.BaseExpression) -> bool:

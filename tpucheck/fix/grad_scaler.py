@@ -1,8 +1,9 @@
 """GradScaler: the deprecated CUDA name (safe), or no scaler at all with bf16 (unsafe).
 
 Safe: `torch.cuda.amp.GradScaler(args)` -> `torch.amp.GradScaler("cuda", args)`, which
-PyTorch documents as the same object. The finding stays (a scaler is still a host sync
-per step): the rest is the unsafe fix.
+PyTorch documents as the same object (torch 2.3 and later: refused where the file's
+manifest pins an older torch). The finding stays (a scaler is still a host sync per step):
+the edit is reported as rewritten, not fixed; the rest is the unsafe fix.
 
 Unsafe (`--unsafe-fixes`): bf16 needs no loss scaling, so the scaler goes: its assignment
 and `scaler.update()` / `scaler.unscale_(opt)` statements are removed, `scaler.scale(loss)`
@@ -18,12 +19,15 @@ import re
 
 import libcst as cst
 
-from tpucheck.fix.base import Codemod, Edit, FileFix, Outcome, Target
+from tpucheck.fix.base import Codemod, Edit, FileFix, Target
+from tpucheck.fix.surface import GRAD_SCALER_SINCE
+from tpucheck.fix.versions import Version
 
 _CUDA_SCALER = ("torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler")
 _SCALERS = (*_CUDA_SCALER, "torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler", "torch.GradScaler")
 _FP16 = re.compile(r"float16|\bhalf\b|fp16")
 _REMOVED_CALLS = ("update", "unscale_")
+NEEDS = Version(GRAD_SCALER_SINCE)
 
 
 class GradScaler(Codemod):
@@ -45,7 +49,7 @@ class GradScaler(Codemod):
                 return edit
         if not (isinstance(original, cst.Call) and isinstance(updated, cst.Call) and fix.carries(self.name, original)):
             return None
-        if removal is not None and original is removal.assignment.body[0].value:  # type: ignore[attr-defined]
+        if removal is not None and original is removal.value:
             return None  # the whole assignment goes
         target = fix.take(self.name, original)
         assert target is not None
@@ -54,12 +58,14 @@ class GradScaler(Codemod):
             if any(arg.star for arg in updated.args):
                 fix.skip(target, "GradScaler(*args): fix it by hand")
                 return None
+            if not fix.allows(NEEDS):
+                fix.skip_pinned(target, NEEDS, "torch.amp.GradScaler")
+                return None
             device = cst.Arg(cst.SimpleString('"cuda"'), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if updated.args else cst.MaybeSentinel.DEFAULT)
             new = updated.with_changes(func=fix.torch("amp.GradScaler"), args=[device, *updated.args])
             why = f"it stays because {self.refusal}" if fix.unsafe and self.refusal else "dropping it for bf16 is an unsafe fix (--unsafe-fixes)"
             note = f'renamed to torch.amp.GradScaler("cuda", ...), the same object; the scaler is still a host sync per step: {why}'
-            fix.outcomes.append(Outcome(target, False, note))
-            return Edit(new, (), "")
+            return Edit(new, (target,), note, NEEDS, "torch.amp.GradScaler", keeps_finding=True)
         fix.skip(target, self.refusal or "already torch.amp.GradScaler; dropping the scaler for bf16 is an unsafe fix (--unsafe-fixes)")
         return None
 
@@ -70,6 +76,8 @@ class _Removal:
     def __init__(self, target: Target, assignment: cst.SimpleStatementLine, name: str, statements: set[cst.SimpleStatementLine], scales: set[cst.Call], steps: set[cst.Call]) -> None:
         self.target = target
         self.assignment = assignment
+        small = assignment.body[0]
+        self.value = small.value if isinstance(small, cst.Assign) else None
         self.name = name
         self.statements = statements
         self.scales = scales
@@ -101,13 +109,15 @@ def _plan_removal(module: cst.Module, fix: FileFix, codemod: str) -> tuple[_Remo
             if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name) or not isinstance(assign.value, cst.Call):
                 return
             if fix.qualified(assign.value.func) & set(_SCALERS) and fix.carries(codemod, assign.value):
-                target = next(t for t in fix.targets if t.codemod == codemod and t.end == _end(fix, assign.value))
+                target = next(t for t in fix.targets if t.codemod == codemod and t.end == fix.end_of(assign.value))
                 found.append((target, node, assign.targets[0].target.value))
 
     module.visit(_Assignments())
     if len(found) != 1:
         return None, "the GradScaler is not one `scaler = GradScaler(...)` assignment" if found else None
     target, assignment, name = found[0]
+    assigned = assignment.body[0]
+    assert isinstance(assigned, cst.Assign)
     uses: list[cst.Name] = []
     parents: dict[cst.CSTNode, cst.CSTNode] = {}
 
@@ -125,7 +135,7 @@ def _plan_removal(module: cst.Module, fix: FileFix, codemod: str) -> tuple[_Remo
     steps: set[cst.Call] = set()
     for use in uses:
         attribute = parents.get(use)
-        if attribute is assignment.body[0].targets[0]:  # type: ignore[attr-defined]
+        if attribute is assigned.targets[0]:
             continue
         call = parents.get(attribute) if isinstance(attribute, cst.Attribute) and attribute.value is use else None
         if not isinstance(call, cst.Call) or call.func is not attribute or not isinstance(attribute, cst.Attribute):
@@ -148,11 +158,6 @@ def _plan_removal(module: cst.Module, fix: FileFix, codemod: str) -> tuple[_Remo
     if _fp16_left(module, fix):
         return None, "the module still mentions fp16 outside the autocast calls this fix makes bf16, and without a scaler fp16 gradients underflow"
     return _Removal(target, assignment, name, statements, scales, steps), None
-
-
-def _end(fix: FileFix, node: cst.CSTNode) -> tuple[int, int] | None:
-    where = fix._position(node)
-    return (where.end.line, where.end.column) if where is not None else None  # type: ignore[attr-defined]
 
 
 def _commented(line: cst.SimpleStatementLine) -> bool:

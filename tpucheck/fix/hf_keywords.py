@@ -8,12 +8,15 @@ from collections.abc import Callable
 import libcst as cst
 
 from tpucheck.fix.base import Edit, FileFix, Target
+from tpucheck.fix.versions import Version
 
 Rewrite = Callable[[cst.Arg, FileFix, Target], "cst.Arg | cst.RemovalSentinel | str"]
 """The new argument, REMOVE to drop it, or why it cannot be fixed."""
 
 
-def keyword_edit(codemod: str, original: cst.CSTNode, updated: cst.CSTNode, fix: FileFix, rewrite: Rewrite, note: Callable[[cst.Arg], str]) -> Edit | None:
+def keyword_edit(
+    codemod: str, original: cst.CSTNode, updated: cst.CSTNode, fix: FileFix, rewrite: Rewrite, note: Callable[[cst.Arg], str], needs: Version | None = None, uses: str | None = None
+) -> Edit | None:
     if not (isinstance(original, cst.Arg) and isinstance(updated, cst.Arg)):
         return None
     target = fix.take_keyword(codemod, original)
@@ -23,7 +26,10 @@ def keyword_edit(codemod: str, original: cst.CSTNode, updated: cst.CSTNode, fix:
     if isinstance(new, str):
         fix.skip(target, new)
         return None
-    return Edit(new, (target,), note(updated))
+    if needs is not None and not fix.allows(needs):
+        fix.skip_pinned(target, needs, uses or "this fix")
+        return None
+    return Edit(new, (target,), note(updated), needs, uses)
 
 
 def string_value(arg: cst.Arg) -> str | None:

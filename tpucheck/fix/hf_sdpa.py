@@ -11,15 +11,18 @@ import libcst as cst
 
 from tpucheck.fix.base import Codemod, Edit, FileFix, Target
 from tpucheck.fix.hf_keywords import keyword_edit, string_value, with_string
+from tpucheck.fix.surface import SDPA_SINCE
+from tpucheck.fix.versions import Version
 
 _FLASH = re.compile(r"flash_attention_\d.*")
+NEEDS = Version(SDPA_SINCE)
 
 
 class HfSdpa(Codemod):
     name = "hf-sdpa"
 
     def leave(self, original: cst.CSTNode, updated: cst.CSTNode, fix: FileFix) -> Edit | None:
-        return keyword_edit(self.name, original, updated, fix, _rewrite, lambda arg: "flash attention -> attn_implementation=\"sdpa\"")
+        return keyword_edit(self.name, original, updated, fix, _rewrite, lambda arg: "flash attention -> attn_implementation=\"sdpa\"", NEEDS, 'attn_implementation="sdpa"')
 
 
 def _rewrite(arg: cst.Arg, fix: FileFix, target: Target) -> cst.Arg | str:

@@ -20,7 +20,7 @@ from typing import Any
 import libcst as cst
 
 from tpucheck.analyze.notebook import Cell, build_virtual_module
-from tpucheck.fix.base import Outcome, Target, torch_binding
+from tpucheck.fix.base import MANUAL, Outcome, Target, torch_binding
 
 __all__ = ["NotebookProblem", "fix_notebook"]
 
@@ -60,12 +60,12 @@ def fix_notebook(text: str, targets: list[Target], fix_cell: FixCell) -> tuple[s
     for number, cell_targets in sorted(by_cell.items()):
         cell = cells[number - 1] if 1 <= number <= len(cells) else None
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            outcomes += [Outcome(t, False, "not in a code cell; fix it by hand") for t in cell_targets]
+            outcomes += [Outcome(t, MANUAL, "not in a code cell; fix it by hand") for t in cell_targets]
             continue
         source = cell.get("source", "")
         code = "".join(source) if isinstance(source, list) else str(source)
         if _has_ipython(code):
-            outcomes += [Outcome(t, False, f"cell {number} has IPython syntax (%magic, !shell), which is not Python; fix it by hand") for t in cell_targets]
+            outcomes += [Outcome(t, MANUAL, f"cell {number} has IPython syntax (%magic, !shell), which is not Python; fix it by hand") for t in cell_targets]
             continue
         new_code, cell_outcomes = fix_cell(code, cell_targets, torch_name=torch_name)
         if torch_name is None and _IMPORT.search(new_code):

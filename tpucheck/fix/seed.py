@@ -49,11 +49,13 @@ class ManualSeed(Codemod):
             if len(updated.args) != 1 or updated.args[0].star:
                 fix.skip(target, "a seed call with other than one argument; fix it by hand")
                 return None
-            if not fix.unsafe:
-                fix.skip(target, "torch.manual_seed(s) would reseed the CPU generator too (numbers drawn on the CPU change): run with --unsafe-fixes, or drop the CUDA call where torch.manual_seed(s) is already called")
-                return None
             arg = updated.args[0].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
-            return Edit(updated.with_changes(func=fix.torch("manual_seed"), args=[arg]), (target,), "torch.cuda.manual_seed -> torch.manual_seed (reseeds the CPU too)")
+            return Edit(
+                updated.with_changes(func=fix.torch("manual_seed"), args=[arg]),
+                (target,),
+                "torch.cuda.manual_seed -> torch.manual_seed (reseeds the CPU too)",
+                unsafe="torch.manual_seed(s) reseeds the CPU generator too (numbers drawn on the CPU change); where torch.manual_seed(s) is called just before, the CUDA call is simply dropped",
+            )
         return None
 
     def _statement(self, original: cst.SimpleStatementLine, fix: FileFix) -> Edit | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from tpucheck.fix.versions import Version
 
-__all__ = ["ACCELERATOR_SINCE", "CUDA_TO_ACCELERATOR", "counterpart"]
+__all__ = ["ACCELERATOR_SINCE", "CPU_NOOP", "CUDA_TO_ACCELERATOR", "DEFAULT_BACKEND_SINCE", "GRAD_SCALER_SINCE", "SDPA_SINCE", "counterpart"]
 
 ACCELERATOR_SINCE: dict[str, str] = {
     # torch 2.6 introduced the module
@@ -78,6 +78,32 @@ Left out on purpose: `memory_cached` and `max_memory_cached` (deprecated aliases
 counterpart), `memory_summary`, `memory_snapshot`, `ipc_collect`, `get_device_properties`
 (no counterpart), `device` (torch.accelerator.device_index takes only an index), and `get_device_capability` (on CUDA it returns a tuple, while
 torch.accelerator's returns a dict)."""
+
+
+CPU_NOOP: dict[str, str | None] = {
+    "empty_cache": None,
+    "memory_allocated": "0",
+    "max_memory_allocated": "0",
+    "memory_reserved": "0",
+    "max_memory_reserved": "0",
+    "memory_stats": "{}",
+}
+"""torch.accelerator names whose torch.cuda counterpart does nothing on a CPU-only torch
+(and on a host with no GPU), while they raise there ("Cannot access accelerator device
+when none is available", torch 2.13): the value the CUDA one returns there, or None for a
+call made for its effect. Measured on torch 2.13's CPU build; synchronize, current_device,
+set_device, mem_get_info and reset_peak_memory_stats raise in both forms."""
+
+GRAD_SCALER_SINCE = "2.3"
+"""`torch.amp.GradScaler(device)`: the device-generic scaler (torch 2.3 made
+`torch.cuda.amp.GradScaler` a deprecated alias of it)."""
+
+SDPA_SINCE = "2.1.1"
+"""Hugging Face's `attn_implementation="sdpa"` asks for torch 2.1.1 or later."""
+
+DEFAULT_BACKEND_SINCE = "2.6"
+"""`init_process_group()` with no backend: before 2.6 it created a gloo group beside NCCL
+for every process group (a second set of connections and threads)."""
 
 
 def counterpart(cuda_name: str) -> tuple[str, Version] | None:

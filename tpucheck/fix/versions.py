@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from functools import total_ordering
 
-__all__ = ["Version", "newest_allowed"]
+__all__ = ["Version", "newest_allowed", "oldest_allowed"]
 
 
 @total_ordering
@@ -101,4 +101,22 @@ def newest_allowed(specs: Iterable[str]) -> Version | None:
             version = Version(".".join(map(str, (*parts[:-1], parts[-1] - 1, 999))))
         if best is None or version < best:
             best = version
+    return best
+
+
+def oldest_allowed(specs: Iterable[str]) -> Version | None:
+    """The oldest torch release the specs say they support: the highest lower bound
+    (`>=2.1`, `~=2.4.0`, `==2.4.1`, `>2.1` read as 2.1); None when none is given."""
+    best: Version | None = None
+    for spec in specs:
+        for operator, text in _CLAUSE.findall(spec.split(";", 1)[0]):
+            if operator not in (">=", ">", "==", "===", "~="):
+                continue
+            base = text.split("+", 1)[0].removesuffix(".*")
+            try:
+                version = Version(base)
+            except ValueError:
+                continue
+            if best is None or version > best:
+                best = version
     return best

@@ -273,7 +273,7 @@ def autofix_text(rule: Rule) -> str | None:
     from tpucheck.ruleset.codemods import CODEMODS
 
     info = CODEMODS.get(rule.codemod.name)
-    how = "safe: applied by `tpucheck fix`" if rule.codemod.safe else "unsafe: applied by `tpucheck fix --unsafe-fixes`"
+    how = "safe: applied by `tpucheck fix`, each edit it cannot prove safe only with --unsafe-fixes" if rule.codemod.safe else "unsafe: applied by `tpucheck fix --unsafe-fixes`"
     text = f"{rule.codemod.name} ({how})"
     if info is not None:
         text += f". {info.does}"

@@ -64,5 +64,13 @@ CODEMODS: dict[str, CodemodInfo] = {
             "hf-bf16",
             'fp16 in Hugging Face settings becomes bf16: `fp16=True` -> `bf16=True`, `torch_dtype=torch.float16` -> `torch.bfloat16`, `mixed_precision="fp16"` -> `"bf16"`; `tf32=True` goes. Numerics change.',
         ),
+        CodemodInfo(
+            "legacy-tensor",
+            "A legacy CUDA tensor constructor becomes `torch.empty(sizes, dtype=..., device=<accelerator type>)` (int sizes) or `torch.tensor(data, ...)` (a list or tuple display); other arguments, type checks and aliases are left to a person.",
+        ),
+        CodemodInfo(
+            "config-value",
+            "A CUDA value in a config file (`device: cuda`, `backend: nccl`) becomes the value the rule names, edited in place: only the value's characters change.",
+        ),
     )
 }

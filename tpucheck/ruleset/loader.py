@@ -277,6 +277,8 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
 
         if codemod["name"] not in CODEMODS:
             problems.add((*path, "codemod", "name"), f"unknown codemod {codemod['name']!r}: choose one of {', '.join(sorted(CODEMODS))}")
+        if codemod["name"] == "config-value" and not codemod.get("values"):
+            problems.add((*path, "codemod", "values"), "the config-value codemod needs `values` ({old: new})")
     if effort["low"] > effort["high"]:
         problems.add((*path, "effort", "low"), "effort.low is greater than effort.high")
     rule = Rule(
@@ -307,7 +309,7 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         where=_where(raw.get("where")),
         targets=tuple((target, _target_override(override)) for target, override in sorted(raw.get("targets", {}).items())),
         unless=raw.get("unless"),
-        codemod=CodemodRef(codemod["name"], bool(codemod["safe"])) if codemod is not None else None,
+        codemod=CodemodRef(codemod["name"], bool(codemod["safe"]), tuple((str(k), str(v)) for k, v in (codemod.get("values") or {}).items())) if codemod is not None else None,
     )
     return (None if problems.items else rule), problems.items
 

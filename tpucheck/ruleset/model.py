@@ -140,6 +140,8 @@ class CodemodRef:
 
     name: str
     safe: bool
+    values: tuple[tuple[str, str], ...] = ()
+    """For `config-value`: the config values it replaces and their replacements."""
 
 
 @dataclass(frozen=True, slots=True)
