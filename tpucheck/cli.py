@@ -124,9 +124,11 @@ def scan_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, no notes on stderr."),
     show_all: bool = typer.Option(False, "--show-all", help="List every finding in the terminal report (default: the first 40)."),
     max_findings: int | None = typer.Option(None, "--max-findings", min=0, metavar="N", help="List at most N findings in the terminal report."),
-    statistics: bool = typer.Option(False, "--statistics", help="Add a count of findings per rule to the terminal report."),
+    statistics: bool = typer.Option(False, "--statistics", help="A count of findings per rule instead of the findings list (terminal report)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Each finding with its message and code, each plan step with its fix (terminal report)."),
     show_source: bool = typer.Option(False, "--show-source", help="Show the source lines around each finding in the terminal report."),
     step_summary: bool = typer.Option(False, "--step-summary", help="Size Markdown for $GITHUB_STEP_SUMMARY (1 MiB) instead of a PR comment (65,536 characters)."),
+    allow_empty: bool = typer.Option(False, "--allow-empty", help="Pass when there is no file to analyze (default: exit 2, as a mistyped path would give)."),
 ) -> None:
     """Scan a tree and report its TPU readiness; with --fail-under/--fail-on, gate CI.
 
@@ -150,12 +152,15 @@ def scan_command(
     )  # fmt: skip
     settings = replace(load_settings(root, flags, config_file=config_file, isolated=isolated), cache_stats=CacheStats())
     result = _run_scan(root, settings, only, show_progress=not quiet and sys.stderr.isatty())
+    if not allow_empty and settings.shard is None and result.coverage.files_analyzed == 0:
+        raise UsageProblem(_nothing_to_analyze([str(p) for p in paths], result))
     if not quiet:
         _notes(settings)
     report = ReportOptions(
         max_findings=None if show_all else (max_findings if max_findings is not None else DEFAULT_MAX_FINDINGS),
         statistics=statistics,
         show_source=show_source,
+        verbose=verbose,
         size_limit=STEP_SUMMARY_LIMIT if step_summary else None,
     )
     _emit(result, settings.output_format, output, report)
@@ -220,6 +225,22 @@ def fix_command(
         print_summary(report, sys.stdout, diff=False)
     _report_problems(report.before.configuration_errors)
     raise typer.Exit(EXIT_USAGE if report.before.configuration_errors else EXIT_OK)
+
+
+def _nothing_to_analyze(paths: list[str], result: ScanResult) -> str:
+    """A gate over nothing would pass for ever (a typo in a CI path, a text file): say so."""
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    c = result.coverage
+    if c.files_found == 0:
+        what = f"no Python, notebook, C/C++/CUDA, manifest or build file in {shown}"
+    else:
+        found = "the 1 file" if c.files_found == 1 else f"none of the {c.files_found:,} files"
+        what = f"{found} found in {shown} could {'not ' if c.files_found == 1 else ''}be analyzed ({_count(c.files_errored, 'error')}, {c.files_skipped:,} skipped)"
+    return f"nothing to analyze: {what} (--allow-empty passes anyway)"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 def _notes(settings: Settings) -> None:

@@ -19,7 +19,8 @@ from concurrent.futures.process import BrokenProcessPool
 from tpucheck.analyze import AnalysisContext, analyze_text, build_context
 from tpucheck.analyze.budget import BudgetExceeded, time_limit
 from tpucheck.analyze.cache import CacheStats, ResultCache
-from tpucheck.analyze.reachability import Reachability, other_backend, reachability
+from tpucheck.analyze.imports import facts_of_bytes, import_facts
+from tpucheck.analyze.reachability import Reachability, other_backend, reachability_of
 from tpucheck.config.settings import ScanOptions, Settings, default_jobs
 from tpucheck.discover.sourcetext import SourceTextError, decode
 from tpucheck.discover.walk import (
@@ -30,6 +31,7 @@ from tpucheck.discover.walk import (
 from tpucheck.findings import (
     FileResult,
     Finding,
+    ImportFacts,
     ScanError,
     Skipped,
     fingerprints,
@@ -75,6 +77,7 @@ def analyze_file(
         cached = cache.load(key)
         if cached is not None:
             return cached
+    text: str | None = None
     try:
         with time_limit(budget):
             try:
@@ -86,9 +89,17 @@ def analyze_file(
     except BudgetExceeded:
         message = f"analysis took longer than the {budget:g} s budget; skipped"
         return FileResult(source.path, source.kinds[0], error=ScanError(source.path, "timeout", message))
+    if in_import_graph(source):
+        # The import graph reads even a file the analysis could not decode, as best it can.
+        result.imports = import_facts(text) if text is not None else facts_of_bytes(data)
     if cache is not None and key is not None:
         cache.store(key, result)
     return result
+
+
+def in_import_graph(source: SourceFile) -> bool:
+    """A Python module (not a notebook): its imports are edges of the whole-tree graph."""
+    return "python" in source.kinds and source.path.endswith((".py", ".pyi"))
 
 
 _WORKER_CONTEXT: AnalysisContext | None = None
@@ -256,7 +267,7 @@ def scan(
         extra_globs=context.other_globs,
     )
     context.python.first_party = first_party_packages(root if os.path.isdir(root) else os.path.dirname(os.path.abspath(root)))
-    reach = _reachability(root, found if not paths else None, options)
+    whole = found if not paths else None
     if options.shard is not None:
         found = _take_shard(found, options.shard)
     jobs = options.jobs or default_jobs()
@@ -273,6 +284,7 @@ def scan(
         else None
     )
     results = sorted(analyze_files(found.files, context, jobs, progress, cache=cache, budget=options.file_time_budget), key=lambda r: r.path)
+    reach = _reachability(root, whole, results, options, cache)
     assembled = assemble(
         root,
         ruleset,
@@ -286,25 +298,38 @@ def scan(
     return finish(assembled, options)
 
 
-def _reachability(root: str, found: Discovery | None, options: Settings) -> Reachability | None:
+def _reachability(root: str, found: Discovery | None, results: Sequence[FileResult], options: Settings, cache: ResultCache | None) -> Reachability | None:
     """The import graph of the whole tree, whatever part of it this run analyzes (a shard,
-    or the files pre-commit names), so every run judges a file as a full scan does."""
+    or the files pre-commit names), so every run judges a file as a full scan does.
+
+    Built from each module's import facts: those of the files analyzed come with their
+    results (from the cache, on a rescan); a module this run did not analyze, or whose
+    analysis timed out, is looked up in the cache, else read and scanned here."""
     if not os.path.isdir(root):
         return None
     if found is None:
         found = discover_paths(root, None, exclude=options.exclude, respect_gitignore=options.respect_gitignore, max_file_size=options.max_file_size)
-    by_path = {f.path: f.abspath for f in found.files}
+    known = {r.path: r.imports for r in results if r.imports is not None}
+    by_path = {f.path: f for f in found.files}
 
-    def read(path: str) -> str | None:
+    def facts(path: str) -> ImportFacts | None:
+        fact = known.get(path)
+        if fact is not None:
+            return fact
+        source = by_path[path]
+        if cache is not None:
+            hit = cache.peek(source.path, source.kinds, source.abspath)
+            if hit is not None and hit.imports is not None:
+                return hit.imports
         try:
-            with open(by_path[path], encoding="utf-8", errors="replace") as handle:
-                return handle.read()
+            with open(source.abspath, "rb") as handle:
+                return facts_of_bytes(handle.read())
         except OSError:
             return None
 
-    python = [f.path for f in found.files if "python" in f.kinds and f.path.endswith((".py", ".pyi"))]
+    python = [f.path for f in found.files if in_import_graph(f)]
     native = [f.path for f in found.files if "native" in f.kinds]
-    return reachability(python, native, read, supporting_path)
+    return reachability_of(python, native, facts, supporting_path)
 
 
 def assemble(

@@ -100,6 +100,35 @@ class Skipped:
         return {"path": self.path, "reason": self.reason}
 
 
+@dataclass(frozen=True, slots=True)
+class Import:
+    """One imported name, as written: `level` leading dots, `module` the dotted name."""
+
+    level: int
+    module: str
+    conditional: bool
+    """Indented: under try/if/with, or in a function or class body."""
+
+
+@dataclass(frozen=True, slots=True)
+class Build:
+    """A compiled extension a file builds (`CUDAExtension("ops", ["ops_kernel.cu"])`): its
+    name as written and the CUDA sources it lists, as written (relative to the build file's
+    folder or to the project's top: the import graph decides which)."""
+
+    name: str
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportFacts:
+    """What the whole-tree import graph reads from one Python file (`analyze/imports.py`):
+    a pure function of the file's text, so it is cached with the file's result."""
+
+    imports: tuple[Import, ...] = ()
+    builds: tuple[Build, ...] = ()
+
+
 @dataclass(slots=True)
 class FileResult:
     """Everything the analysis of one file produced. Picklable, cacheable."""
@@ -114,6 +143,8 @@ class FileResult:
     """Suppression comments by line (line within the cell for notebooks, keyed by
     `cell * 1_000_000 + line`)."""
     error: ScanError | None = None
+    imports: ImportFacts | None = None
+    """A Python module's import facts (None for other files, or when it could not be read)."""
 
 
 @dataclass(frozen=True, slots=True)
