@@ -61,3 +61,48 @@ def test_rules_long_adds_the_fix() -> None:
     text = run("rules", "--long", "--category", "cuda-api", columns=120).stdout
     assert re.search(r"^CA001 +major cuda-synchronize +cuda-api · confidence high", text, re.MULTILINE)
     assert "fix: " in text
+
+
+NOTHING = "(--allow-empty passes anyway)\n"
+
+
+def test_a_scan_of_nothing_is_an_error_not_a_pass(tmp_path: Path) -> None:
+    """A typo in a CI path (an empty folder) or a plain text file must not pass the gate
+    for ever with "0 files, grade A" (issue 28)."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "notes.txt").write_text("nothing to see\n")
+    for target, where in (("empty", "empty"), ("notes.txt", "notes.txt")):
+        done = run("scan", target, "--fail-under", "80", "--no-cache", cwd=tmp_path)
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr == f"tpucheck: error: nothing to analyze: no Python, notebook, C/C++/CUDA, manifest or build file in {where} {NOTHING}"
+    allowed = run("scan", "empty", "--allow-empty", "--format", "concise", "--no-cache", cwd=tmp_path)
+    assert (allowed.returncode, allowed.stderr) == (0, "")
+    # files found, none of them analyzable: still nothing analyzed
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "a.py").write_text("def f(:\n")
+    broken = run("scan", "bad", "--no-cache", "--no-prefilter", cwd=tmp_path)
+    assert broken.returncode == 2
+    assert broken.stderr == f"tpucheck: error: nothing to analyze: the 1 file found in bad could not be analyzed (1 error, 0 skipped) {NOTHING}"
+
+
+def test_a_broken_tool_table_header_stops_the_gate(tmp_path: Path) -> None:
+    """`[tool.tpucheck` without its bracket: the settings would silently vanish and the
+    scan pass; it is a configuration error with its line instead."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.tpucheck\nfail-under = 80\n')
+    (tmp_path / "train.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    done = run("scan", ".", "--format", "concise", "--no-cache", "-q", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == "tpucheck: error: pyproject.toml:4: invalid TOML: Expected ']' at the end of a table declaration (column 15)\n"
+
+
+def test_a_baseline_is_written_with_the_usual_file_mode(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    previous = os.umask(0o022)
+    try:
+        assert run("scan", ".", "--no-cache", "-q", "--write-baseline", "base.json", cwd=tmp_path).returncode == 0
+        assert (tmp_path / "base.json").stat().st_mode & 0o777 == 0o644
+        (tmp_path / "base.json").chmod(0o664)  # a rewrite keeps the mode it finds
+        assert run("scan", ".", "--no-cache", "-q", "--write-baseline", "base.json", cwd=tmp_path).returncode == 0
+        assert (tmp_path / "base.json").stat().st_mode & 0o777 == 0o664
+    finally:
+        os.umask(previous)

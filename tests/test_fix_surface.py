@@ -14,7 +14,7 @@ from tpucheck.fix.versions import Version, newest_allowed
 SURFACE = Path(__file__).resolve().parents[2] / "shared" / "data" / "torchtpu" / "api_surface.json"
 
 
-@pytest.mark.skipif(not SURFACE.exists(), reason="the shared data is not beside this checkout")
+@pytest.mark.skipif(not SURFACE.exists(), reason=f"needs {SURFACE} (TorchTPU's API surface, in the shared data beside the checkout)")
 def test_the_table_is_torch_accelerator_all() -> None:
     surface = json.loads(SURFACE.read_text())
     assert sorted(ACCELERATOR_SINCE) == sorted(surface["torch_accelerator_all"])

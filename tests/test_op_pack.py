@@ -33,7 +33,7 @@ CATALOG = ROOT.parent / "shared" / "RULE_CATALOG.md"
 
 needs_data = pytest.mark.skipif(
     not (DATA / "top_cpu_fallbacks.json").is_file() or not CATALOG.is_file(),
-    reason=f"op-coverage data not present at {DATA} (the shared data checkout beside the project)",
+    reason=f"needs {DATA / 'top_cpu_fallbacks.json'} and {CATALOG} (the shared data beside the checkout)",
 )
 
 

@@ -167,7 +167,7 @@ def test_json_round_trips_the_payload_exactly(result: ScanResult) -> None:
 def test_terminal_prints_data_as_text(result: ScanResult) -> None:
     text = _render(terminal, result)
     assert "\x1b" not in text and "\r" not in text  # no colour asked for, and none smuggled in
-    assert "major   pkg/new\\nline.py:2:14 CA003" in text  # the name's newline shown, not obeyed
+    assert "pkg/new\\nline.py:2:14: CA003 [major]" in text  # the name's newline shown, not obeyed
     assert f"k{SCRIPT}" in text  # the inventory names the kernel as written
 
 

@@ -67,8 +67,46 @@ def test_show_all_and_max_findings(result: ScanResult) -> None:
     assert f"… and {total - 3} more" in render(result, width=120, max_findings=3)
 
 
-def test_statistics_counts_each_rule(result: ScanResult) -> None:
+def test_one_line_per_finding_and_each_rules_text_once(result: ScanResult) -> None:
+    """As ruff prints them (issue 28): `path:line:col: RULE [severity] name`, then each
+    rule's first sentence once, not the rule's text under every finding."""
+    text = render(result, width=80)
+    section = text.split("\nFindings\n", 1)[1].split("\nCoverage:", 1)[0]
+    lines = section.splitlines()
+    assert lines[:3] == [
+        "csrc/bindings.cpp:16:1: CK009 [blocker] cuda-only-custom-op",
+        "gpu_trainer/kernels/triton_softmax.py:8:2: CK004 [blocker] triton-kernel",
+        "gpu_trainer/ops.py:18:18: CK002 [blocker] cpp-extension-jit-load",
+    ]
+    assert lines[40] == f"… and {len(result.findings) - 40} more: --show-all lists them, --format json -o FILE keeps them"
+    assert lines[41] == "Rules above (`tpucheck explain RULE` for more, --verbose for each finding)"
+    legend = lines[42:]
+    shown = sorted({line.split()[1] for line in lines[:40]})
+    assert [line.split()[0] for line in legend] == shown
+    assert "CA003 cuda-device: A hard-coded CUDA device (`.cuda()`, `\"cuda\"`, `\"cuda:0\"`,…" in legend
+    # the rule's text is printed once, however many findings it has
+    assert text.count("A hard-coded CUDA device") == 1
+    verbose = render(result, width=200, verbose=True, max_findings=None)
+    assert verbose.count("A hard-coded CUDA device") == sum(f.rule == "CA003" for f in result.findings) > 1
+    assert "Rules above" not in verbose
+
+
+def test_a_long_path_is_never_split(tmp_path: Path) -> None:
+    """A path longer than the width runs past it whole (click-to-open needs it), in the
+    findings and the top files, rather than breaking inside a name."""
+    deep = tmp_path / "models" / "mamba3_mimo_rotary_step_with_a_rather_long_name"
+    deep.mkdir(parents=True)
+    (deep / "mamba3_mimo_rotary_step.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    text = render(scan(str(tmp_path), load_ruleset(), ScanOptions(jobs=1, use_cache=False)), width=60)
+    path = "models/mamba3_mimo_rotary_step_with_a_rather_long_name/mamba3_mimo_rotary_step.py"
+    assert f"{path}:2:1: CA001 [major]" in text.splitlines()
+    assert any(line.endswith(f" {path}") for line in text.splitlines())
+    assert "mamba3_mimo_rotary_s\n" not in text
+
+
+def test_statistics_replace_the_findings(result: ScanResult) -> None:
     text = render(result, width=120, statistics=True)
+    assert "\nFindings\n" not in text and "Rules above" not in text
     section = text.split("Statistics (findings per rule)\n", 1)[1]
     counted = {rule: n for n, rule in re.findall(r"^\s+(\d+)  (\w+)\s", section, re.MULTILINE)}
     expected: dict[str, int] = {}

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from tpucheck.analyze import AnalysisContext, analyze_text, build_context
 from tpucheck.analyze.budget import BudgetExceeded, time_limit
 from tpucheck.analyze.cache import CacheStats, ResultCache
-from tpucheck.analyze.reachability import Reachability, reachability
+from tpucheck.analyze.imports import facts_of_bytes, import_facts
+from tpucheck.analyze.reachability import Reachability, reachability_of
 from tpucheck.config.settings import ScanOptions, Settings, default_jobs
 from tpucheck.discover.sourcetext import SourceTextError, decode
 from tpucheck.discover.walk import (
@@ -28,7 +29,7 @@ from tpucheck.discover.walk import (
     SourceFile,
     discover_paths,
 )
-from tpucheck.findings import FileResult, Finding, Reason, ScanError, Skipped
+from tpucheck.findings import FileResult, Finding, ImportFacts, Reason, ScanError, Skipped
 from tpucheck.gates.finish import Assembled, finish
 from tpucheck.judge.entrypoints import entry_point_paths
 from tpucheck.judge.place import Placement, place
@@ -73,6 +74,7 @@ def analyze_file(
         cached = cache.load(key)
         if cached is not None:
             return cached
+    text: str | None = None
     try:
         with time_limit(budget):
             try:
@@ -84,9 +86,18 @@ def analyze_file(
     except BudgetExceeded:
         message = f"analysis took longer than the {budget:g} s budget; skipped"
         return FileResult(source.path, source.kinds[0], error=ScanError(source.path, "timeout", message))
+    if in_import_graph(source):
+        # The import graph reads even a file the analysis could not decode, as best it can.
+        markers = context.ruleset.judgement.training_markers
+        result.imports = import_facts(text, markers) if text is not None else facts_of_bytes(data, markers)
     if cache is not None and key is not None:
         cache.store(key, result)
     return result
+
+
+def in_import_graph(source: SourceFile) -> bool:
+    """A Python module (not a notebook): its imports are edges of the whole-tree graph."""
+    return "python" in source.kinds and source.path.endswith((".py", ".pyi"))
 
 
 _WORKER_CONTEXT: AnalysisContext | None = None
@@ -254,7 +265,7 @@ def scan(
         extra_globs=context.other_globs,
     )
     context.python.first_party = first_party_packages(root if os.path.isdir(root) else os.path.dirname(os.path.abspath(root)))
-    tree = _tree_facts(root, found if not paths else None, options, ruleset.judgement)
+    whole = found if not paths else None
     if options.shard is not None:
         found = _take_shard(found, options.shard)
     jobs = options.jobs or default_jobs()
@@ -271,6 +282,7 @@ def scan(
         else None
     )
     results = sorted(analyze_files(found.files, context, jobs, progress, cache=cache, budget=options.file_time_budget), key=lambda r: r.path)
+    tree = _tree_facts(root, whole, results, options, cache, ruleset.judgement)
     assembled = assemble(
         root,
         ruleset,
@@ -302,34 +314,54 @@ class TreeFacts:
         return tuple(w for w in ("training", "inference") if w in found)
 
 
-def _tree_facts(root: str, found: Discovery | None, options: Settings, judgement: Judgement) -> TreeFacts:
-    """Read once over the whole tree, whatever part of it this run analyzes (a shard, or
-    the files pre-commit names), so every run judges a file as a full scan does."""
+def _tree_facts(
+    root: str, found: Discovery | None, results: Sequence[FileResult], options: Settings, cache: ResultCache | None, judgement: Judgement
+) -> TreeFacts:
+    """What the whole tree says, whatever part of it this run analyzes (a shard, or the
+    files pre-commit names), so every run judges a file as a full scan does.
+
+    The import graph is built from each module's import facts: those of the files analyzed
+    come with their results (from the cache, on a rescan); a module this run did not
+    analyze, or whose analysis timed out, is looked up in the cache, else read and scanned
+    here. Manifests (for entry points) and C++ sources beside a CUDA kernel (for its CPU
+    twin) are few, and read as they are needed."""
     if not os.path.isdir(root):
         return TreeFacts()
     if found is None:
         found = discover_paths(root, None, exclude=options.exclude, respect_gitignore=options.respect_gitignore, max_file_size=options.max_file_size)
-    by_path = {f.path: f.abspath for f in found.files}
-    roles = Roles(judgement)
+    known = {r.path: r.imports for r in results if r.imports is not None}
+    by_path = {f.path: f for f in found.files}
     markers = judgement.training_markers
-    workloads: dict[str, frozenset[str]] = {}
+
+    def facts(path: str) -> ImportFacts | None:
+        fact = known.get(path)
+        if fact is not None:
+            return fact
+        source = by_path[path]
+        if cache is not None:
+            hit = cache.peek(source.path, source.kinds, source.abspath)
+            if hit is not None and hit.imports is not None:
+                return hit.imports
+        try:
+            with open(source.abspath, "rb") as handle:
+                return facts_of_bytes(handle.read(), markers)
+        except OSError:
+            return None
 
     def read(path: str) -> str | None:
         try:
-            with open(by_path[path], encoding="utf-8", errors="replace") as handle:
-                text = handle.read()
+            with open(by_path[path].abspath, encoding="utf-8", errors="replace") as handle:
+                return handle.read()
         except OSError:
             return None
-        if path.endswith(".py") and "torch" in text and not roles.supporting(path):
-            workloads[path] = frozenset({"inference", *(("training",) if any(marker in text for marker in markers) else ())})
-        return text
 
-    python = [f.path for f in found.files if "python" in f.kinds and f.path.endswith((".py", ".pyi"))]
+    python = [f.path for f in found.files if in_import_graph(f)]
     native = [f.path for f in found.files if "native" in f.kinds]
     entry_points = entry_point_paths([f.path for f in found.files], read)
-    reach = reachability(python, native, read, Roles(judgement, entry_points).supporting, judgement)
-    older = older_versions(by_path, judgement)
-    return TreeFacts(reach, entry_points, older, workloads)
+    roles = Roles(judgement, entry_points)
+    reach = reachability_of(python, native, facts, roles.supporting, judgement, read)
+    workloads = {path: frozenset(fact.workloads) for path in python if not roles.supporting(path) and (fact := facts(path)) is not None and fact.workloads}
+    return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads)
 
 
 def assemble(

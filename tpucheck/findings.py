@@ -125,6 +125,40 @@ class Skipped:
         return {"path": self.path, "reason": self.reason}
 
 
+@dataclass(frozen=True, slots=True)
+class Import:
+    """One imported name, as written: `level` leading dots, `module` the dotted name."""
+
+    level: int
+    module: str
+    conditional: bool
+    """Under a try or in a function body: it may not run when the module loads."""
+    top: bool = False
+    """At the module's top level, under no block at all: it runs whenever the module loads."""
+
+
+@dataclass(frozen=True, slots=True)
+class Build:
+    """A compiled extension a file builds (`CUDAExtension("ops", ["ops_kernel.cu"])`): its
+    name as written and the CUDA sources it lists, as written (relative to the build file's
+    folder or to the project's top: the import graph decides which)."""
+
+    name: str
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportFacts:
+    """What the whole-tree import graph reads from one Python file (`analyze/imports.py`):
+    a pure function of the file's text, so it is cached with the file's result."""
+
+    imports: tuple[Import, ...] = ()
+    builds: tuple[Build, ...] = ()
+    workloads: tuple[str, ...] = ()
+    """What the module shows of the product's workloads: a model (it uses torch:
+    inference), a training step (rules/judgement.yaml `workloads.training`)."""
+
+
 @dataclass(slots=True)
 class FileResult:
     """Everything the analysis of one file produced. Picklable, cacheable."""
@@ -139,6 +173,8 @@ class FileResult:
     """Suppression comments by line (line within the cell for notebooks, keyed by
     `cell * 1_000_000 + line`)."""
     error: ScanError | None = None
+    imports: ImportFacts | None = None
+    """A Python module's import facts (None for other files, or when it could not be read)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,14 +47,14 @@ from pathlib import Path
 from typing import Any
 
 import tpucheck
-from tpucheck.findings import FileResult, RawMatch, Reason, ScanError, Span, Suppression
+from tpucheck.findings import Build, FileResult, Import, ImportFacts, RawMatch, Reason, ScanError, Span, Suppression
 from tpucheck.jsontypes import expect_bool, expect_int, expect_list, expect_str, optional_str
 from tpucheck.ruleset.model import Ruleset
 
 CACHE_DIRNAME = ".tpucheck_cache"
 """Discovery never walks into a directory of this name (`ALWAYS_SKIPPED_DIRS`)."""
 
-LAYOUT = "v2"
+LAYOUT = "v4"
 """Bump when the entry format changes: old entries then live in a directory nobody reads."""
 
 MAX_ENTRY_BYTES = 32 * 1024 * 1024
@@ -265,7 +265,32 @@ def _result_to_json(result: FileResult) -> dict[str, Any]:
         ],
         "suppressions": [[line, sorted(s.rules), s.reason] for line, s in sorted(result.suppressions.items())],
         "error": None if result.error is None else [result.error.kind, result.error.message],
+        "imports": None if result.imports is None else _facts_to_json(result.imports),
     }
+
+
+def _facts_to_json(facts: ImportFacts) -> dict[str, Any]:
+    return {
+        "imports": [[i.level, i.module, i.conditional, i.top] for i in facts.imports],
+        "builds": [[b.name, list(b.sources)] for b in facts.builds],
+        "workloads": list(facts.workloads),
+    }
+
+
+def _facts_from_json(data: Any) -> ImportFacts | None:
+    if data is None:
+        return None
+    if type(data) is not dict or set(data) != {"imports", "builds", "workloads"}:
+        raise _Malformed
+    imports = []
+    for item in expect_list(data["imports"]):
+        level, module, conditional, top = expect_list(item, length=4)
+        imports.append(Import(expect_int(level), expect_str(module), expect_bool(conditional), expect_bool(top)))
+    builds = []
+    for item in expect_list(data["builds"]):
+        name, sources = expect_list(item, length=2)
+        builds.append(Build(expect_str(name), tuple(expect_str(s) for s in expect_list(sources))))
+    return ImportFacts(tuple(imports), tuple(builds), tuple(expect_str(w) for w in expect_list(data["workloads"])))
 
 
 class _Malformed(Exception):
@@ -274,7 +299,7 @@ class _Malformed(Exception):
 
 
 def _result_from_json(path: str, kind: str, data: Any) -> FileResult:
-    if type(data) is not dict or set(data) != {"lines", "parsed", "matches", "suppressions", "error"}:
+    if type(data) is not dict or set(data) != {"lines", "parsed", "matches", "suppressions", "error", "imports"}:
         raise _Malformed
     matches = []
     for item in expect_list(data["matches"]):
@@ -300,7 +325,16 @@ def _result_from_json(path: str, kind: str, data: Any) -> FileResult:
     if data["error"] is not None:
         error_kind, message = expect_list(data["error"], length=2)
         error = ScanError(path, expect_str(error_kind), expect_str(message))
-    return FileResult(path=path, kind=kind, lines=expect_int(data["lines"]), parsed=expect_bool(data["parsed"]), matches=matches, suppressions=suppressions, error=error)
+    return FileResult(
+        path=path,
+        kind=kind,
+        lines=expect_int(data["lines"]),
+        parsed=expect_bool(data["parsed"]),
+        matches=matches,
+        suppressions=suppressions,
+        error=error,
+        imports=_facts_from_json(data["imports"]),
+    )
 
 
 def _reason(item: Any) -> Reason:
@@ -414,6 +448,15 @@ class ResultCache:
             self.stats.misses += 1
             return None
         return self.load(EntryKey(self.namespace, path, tuple(kinds), content))
+
+    def peek(self, path: str, kinds: tuple[str, ...], abspath: str) -> FileResult | None:
+        """`lookup` without counting: for a file this run does not analyze (the import
+        graph of a shard's whole tree), whose entry a full scan may have left."""
+        try:
+            content = _file_sha256(abspath, self._buffer)
+        except OSError:
+            return None
+        return self._load(EntryKey(self.namespace, path, tuple(kinds), content))
 
     def _load(self, key: EntryKey) -> FileResult | None:
         _, path = self._entry_path(key.digest())

@@ -10,9 +10,9 @@ path. Deciding that needs the whole project's import graph, which no single file
 analysis sees, so it is computed here, once per scan, over every Python file discovered
 (not only those a shard analyzes: a merged set of shards must judge as one scan does).
 
-The scan of imports is line-based on purpose: it reads each file once, costs a regular
-expression per line, and errs towards "required" (an import at column 0 always counts,
-even in a docstring), which only ever keeps a finding at its full weight.
+It is built from each file's import facts (`analyze/imports.py`: a pure function of the
+file's text, cached with the file's entry), so a rescan rebuilds it without reading the
+files again; what is optional is judged here, over the whole graph.
 """
 
 from __future__ import annotations
@@ -22,103 +22,12 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from tpucheck.analyze.imports import Build, Import, ImportFacts, import_facts, scan_imports
 from tpucheck.findings import Reason
 from tpucheck.ruleset.judgement import Judgement
 
-__all__ = ["Import", "Reachability", "reachability", "scan_imports"]
-
-_IMPORT = re.compile(r"^([ \t]*)(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(.*)|import[ \t]+(.*))$")
-_NAME = re.compile(r"[A-Za-z_][\w.]*")
+__all__ = ["Import", "ImportFacts", "Reachability", "reachability", "reachability_of", "scan_imports"]
 _NATIVE = (".cu", ".cuh")
-
-
-@dataclass(frozen=True, slots=True)
-class Import:
-    """One imported name, as written: `level` leading dots, `module` the dotted name."""
-
-    level: int
-    module: str
-    conditional: bool
-    """Under a try or in a function body: it may not run when the module loads."""
-    top: bool = False
-    """At the module's top level, under no block at all: it runs whenever the module loads."""
-
-
-_BLOCK = re.compile(r"^(async[ \t]+def|def|class|try|except|if|elif|else|for|while|with|async[ \t]+with|async[ \t]+for|finally|match|case)\b")
-_OPTIONAL_BLOCKS = frozenset({"def", "async def", "try", "except"})
-"""Imports in these may not run when the module loads: a function body runs when called,
-a `try` is there because the import may fail. `if`/`else` are not among them: a platform
-branch (`if torch.version.hip: ... else: import ext_cuda`) is the main path on its
-platform. `if TYPE_CHECKING:` is, since its imports never run."""
-
-
-def scan_imports(text: str) -> list[Import]:
-    """Every `import` statement's targets; `from m import a, b` gives `m.a`, `m.b` (a
-    name that is not a module falls back to `m` when resolved)."""
-    out: list[Import] = []
-    blocks: list[tuple[int, str]] = []  # (indent, kind) of the enclosing block headers
-    depth = 0  # open brackets carried over from earlier lines
-    in_string: str | None = None
-    pending: list[str] | None = None  # an import whose names continue on the next lines
-    pending_conditional = pending_top = False
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0].rstrip() if "#" in raw and in_string is None else raw.rstrip()
-        if in_string is not None:
-            if line.count(in_string) % 2:
-                in_string = None
-            continue
-        stripped = line.lstrip()
-        if not stripped:
-            continue
-        starts_statement = depth == 0
-        depth = max(0, depth + stripped.count("(") + stripped.count("[") + stripped.count("{") - stripped.count(")") - stripped.count("]") - stripped.count("}"))
-        for quote in ('"""', "'''"):
-            if stripped.count(quote) % 2:
-                in_string = quote
-                break
-        if not starts_statement:
-            if pending is not None:
-                pending[2] += " " + stripped
-                if depth == 0:
-                    out.extend(_targets(pending[0], pending[1], pending[2], None, conditional=pending_conditional, top=pending_top))
-                    pending = None
-            continue
-        indent = len(line) - len(stripped)
-        while blocks and blocks[-1][0] >= indent:
-            blocks.pop()
-        header = _BLOCK.match(stripped)
-        if header is not None:
-            kind = " ".join(header.group(1).split())
-            if kind == "if" and "TYPE_CHECKING" in stripped:
-                kind = "try"
-            blocks.append((indent, kind))
-            continue
-        if "import" not in stripped:
-            continue
-        match = _IMPORT.match(stripped)
-        if match is None:
-            continue
-        _, dots, base, names, plain = match.groups()
-        conditional = any(kind in _OPTIONAL_BLOCKS for _, kind in blocks)
-        if depth and names is not None:
-            pending, pending_conditional, pending_top = [dots, base, names], conditional, not blocks
-            continue
-        out.extend(_targets(dots, base, names, plain, conditional=conditional, top=not blocks))
-    return out
-
-
-def _targets(dots: str, base: str, names: str | None, plain: str | None, *, conditional: bool, top: bool = False) -> list[Import]:
-    rest = names if names is not None else plain or ""
-    out: list[Import] = []
-    for piece in rest.strip("() \\").split(","):
-        target = piece.split(" as ")[0].strip(" ()\\")
-        if not _NAME.fullmatch(target):
-            continue  # `*`, or a name continued on a line this scan does not join
-        if plain is not None:
-            out.append(Import(0, target, conditional, top))
-        else:
-            out.append(Import(len(dots), f"{base}.{target}" if base else target, conditional, top))
-    return out
 
 
 def module_name(path: str) -> str:
@@ -202,7 +111,25 @@ def reachability(
     supporting: Callable[[str], bool],
     judgement: Judgement,
 ) -> Reachability:
-    """Optional modules and CUDA sources of a project, from its files' imports.
+    """`reachability_of` with each file's facts taken from its text (`read`)."""
+
+    def facts(path: str) -> ImportFacts | None:
+        text = read(path)
+        return None if text is None else import_facts(text)
+
+    return reachability_of(python_files, native_files, facts, supporting, judgement, read)
+
+
+def reachability_of(
+    python_files: Iterable[str],
+    native_files: Iterable[str],
+    facts: Callable[[str], ImportFacts | None],
+    supporting: Callable[[str], bool],
+    judgement: Judgement,
+    read_native: Callable[[str], str | None],
+) -> Reachability:
+    """Optional modules and CUDA sources of a project, from its files' import facts
+    (None: a file that could not be read, which imports nothing).
 
     A module is required when it has no importer in the product (an entry point, or
     loaded by name at run time) or when a required module imports it unconditionally;
@@ -221,12 +148,11 @@ def reachability(
     elsewhere = frozenset(judgement.other_accelerator_modules)
     other_accelerator: dict[str, Reason] = {}
     for dotted, path in graph.modules.items():
-        text = read(path)
-        if text is None:
+        known = facts(path)
+        if known is None:
             continue
-        if "Extension" in text:
-            _note_sources(declared, path, text)
-        for imp in scan_imports(text):
+        _note_builds(declared, path, known.builds)
+        for imp in known.imports:
             if imp.top and not imp.level and imp.module.partition(".")[0] in elsewhere and path not in other_accelerator:
                 other_accelerator[path] = Reason("alternative.other-accelerator", f"`import {imp.module}` at the top of {path}")
             targets = graph.resolve(dotted, imp)
@@ -245,7 +171,7 @@ def reachability(
                     by_path.add(targets[0])
     for path in sorted(set(python_files) - set(product)):
         # An extension only tests or examples import is theirs: never required.
-        for imp in scan_imports(read(path) or ""):
+        for imp in (known.imports if (known := facts(path)) is not None else ()):
             _note_extension(external, imp, graph.resolve("", imp), "", True, frameworks)
     # An extension is named like one (`*_cuda`, `*_C`: an underscore) or declared by a build.
     external = {name: sites for name, sites in external.items() if "_" in name or name in declared}
@@ -271,7 +197,7 @@ def reachability(
     for name in ext_optional:
         evidence[name] = Reason("fallback.optional-module", f"the extension `{name}` is only imported inside a try, a function or TYPE_CHECKING")
     native_files = list(native_files)
-    twins = _wired_twins(native_files, read, judgement)
+    twins = _wired_twins(native_files, read_native, judgement)
     native_optional = set()
     for path in native_files:
         if not path.endswith(_NATIVE) or supporting(path):
@@ -384,26 +310,11 @@ def _links(path: str, extensions: Iterable[str], declared: dict[str, set[str]] |
     return any(stem == e or stem.startswith(e + "_") or e in folders or path in listed.get(e, ()) for e in extensions)
 
 
-_EXTENSION_CALL = re.compile(r"\b(?:CUDAExtension|CppExtension|Extension)\s*\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
-_SOURCE = re.compile(r"['\"]([^'\"\n]+\.(?:cu|cuh))['\"]")
-
-
-def _note_sources(declared: dict[str, set[str]], path: str, text: str) -> None:
+def _note_builds(declared: dict[str, set[str]], path: str, builds: Iterable[Build]) -> None:
     """The CUDA sources each extension build in this file lists, as project paths (a
     source is relative to the build file's folder or to the project's top)."""
     folder = path.rpartition("/")[0]
-    calls = list(_EXTENSION_CALL.finditer(text))
-    for call in calls:
-        depth, end = 0, text.rfind("(", call.start(), call.end())
-        while end < len(text):
-            depth += {"(": 1, ")": -1}.get(text[end], 0)
-            if depth == 0:
-                break
-            end += 1
-        name = call.group(1).rpartition(".")[2]
-        # `CUDAExtension("sam2._C", srcs)`: the one build of the file takes the sources the
-        # file lists elsewhere (`srcs = ["sam2/csrc/connected_components.cu"]`).
-        sources = _SOURCE.findall(text, call.end(), end) or (_SOURCE.findall(text) if len(calls) == 1 else [])
-        for source in sources:
+    for build in builds:
+        for source in build.sources:
             paths = {posixpath.normpath(source), posixpath.normpath(posixpath.join(folder, source))}
-            declared.setdefault(name, set()).update(paths)
+            declared.setdefault(build.name, set()).update(paths)

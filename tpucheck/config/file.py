@@ -190,11 +190,10 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
-_TABLE_TEXT = re.compile(
-    r"""^[ \t]*(?:\[[ \t]*tool[ \t]*\.[ \t]*(?:tpucheck|"tpucheck"|'tpucheck')[ \t]*[\].]"""
-    r"""|tool[ \t]*\.[ \t]*(?:tpucheck|"tpucheck"|'tpucheck')[ \t]*[.=])""",
-    re.MULTILINE,
-)
+_TABLE_TEXT = re.compile(r"""^[ \t]*(?:\[[ \t]*){0,2}tool[ \t]*\.[ \t]*(?:tpucheck|"tpucheck"|'tpucheck')(?![\w-])""", re.MULTILINE)
+"""`[tool.tpucheck]`, `[tool.tpucheck.per-file-ignores]` or a dotted key `tool.tpucheck.x =`
+at the start of a line, closed or not: in a file TOML cannot parse, a header broken by
+the very typo (`[tool.tpucheck`) still says whose table it was."""
 
 
 def declares_table(pyproject: Path) -> bool:

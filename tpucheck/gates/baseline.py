@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -48,12 +49,25 @@ def write_baseline(result: ScanResult, path: Path) -> int:
     directory = path.parent if str(path.parent) else Path(".")
     try:
         handle, temp = tempfile.mkstemp(prefix=".tpucheck-baseline-", dir=directory)
+        # mkstemp makes the file 0600: a baseline is committed and read by CI, so it gets
+        # the mode a plain write would give it (0644 under the usual umask 022), or keeps
+        # the mode of the file it replaces.
+        os.chmod(handle, _mode_for(path))
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
             stream.write(text)
         os.replace(temp, path)
     except OSError as exc:
         raise BaselineError(f"cannot write baseline {path}: {exc.strerror or exc}") from None
     return len(result.findings)
+
+
+def _mode_for(path: Path) -> int:
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
 def load_baseline(path: Path) -> Baseline:

@@ -22,9 +22,12 @@ class ReportOptions:
     max_findings: int | None = DEFAULT_MAX_FINDINGS
     """None lists every finding (`--show-all`)."""
     statistics: bool = False
-    """A count per rule, as `ruff --statistics` prints."""
+    """A count per rule instead of the findings, as `ruff --statistics` prints."""
     show_source: bool = False
     """The lines around each finding, read from the scanned tree."""
+    verbose: bool = False
+    """Each finding's message and code, and each plan step's fix (`--verbose`); by default
+    a finding is one line and a rule's text is shown once."""
     size_limit: int | None = None
     """Bytes a size-bounded format (Markdown) may reach; None: the format's default."""
 

@@ -27,7 +27,7 @@ from tpucheck.judge.score import PHASE_TITLES
 from tpucheck.report.concise import line_safe_path
 from tpucheck.report.judgement import hours, phase_summary, plan_phases, target_label, why_line
 from tpucheck.report.options import ReportOptions
-from tpucheck.report.prose import first_sentence
+from tpucheck.report.prose import first_sentence, shorten
 from tpucheck.result import ScanResult
 
 SEVERITY_STYLE = {"blocker": "bold red", "major": "yellow", "minor": "cyan", "info": "dim"}
@@ -56,7 +56,7 @@ def write(result: ScanResult, stream: TextIO, options: ReportOptions | None = No
         emoji=False,
     )
     for block in _blocks(result, options):
-        console.print(block)
+        console.print(block, crop=False)  # a long path runs past the width, never cut
     # Rich pads every row of a grid to the full width; a copied report should not carry that.
     stream.write("".join(_TRAILING_SPACE.sub(lambda tail: tail.group().replace(" ", ""), line) + "\n" for line in buffer.getvalue().splitlines()))
 
@@ -66,7 +66,7 @@ def _blocks(result: ScanResult, options: ReportOptions) -> list[RenderableType]:
     blocks: list[RenderableType] = [
         Text.assemble(
             ("tpucheck ", "bold"), (__version__, "dim"), " · ", (result.root, "bold"),
-            f" · {coverage.files_analyzed} files, {coverage.lines_scanned:,} lines · target ", (target_label(result.target), "bold"),
+            f" · {plural(coverage.files_analyzed, 'file')}, {plural(coverage.lines_scanned, 'line')} · target ", (target_label(result.target), "bold"),
         ),
         _inventory(result),
     ]
@@ -75,11 +75,12 @@ def _blocks(result: ScanResult, options: ReportOptions) -> list[RenderableType]:
     scope = result.gate_scope()
     if result.findings:
         blocks.append(_category_table(result))
-        blocks.append(_plan(result))
+        blocks.append(_plan(result, options))
         blocks.append(_top_files(result, options))
-        blocks.append(_findings(result.gated_findings() if scope else result.findings, result, options))
         if options.statistics:
-            blocks.append(_statistics(result))
+            blocks.append(_statistics(result))  # instead of the list, as `ruff --statistics`
+        else:
+            blocks.append(_findings(result.gated_findings() if scope else result.findings, result, options))
     blocks.extend(_problems(result, options))
     blocks.append(_coverage_line(result))
     blocks.extend(_verdict(result, scope))
@@ -129,7 +130,12 @@ def _hanging(label: Text, body: RenderableType, indent: int) -> Table:
     return grid
 
 
-def _plan(result: ScanResult) -> Group:
+def plural(count: int, noun: str) -> str:
+    """`1 file`, `2 files`, `1,631 lines`."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def _plan(result: ScanResult, options: ReportOptions) -> Group:
     rows: list[RenderableType] = [Text("Migration plan, in phases (the score reached once each step is done)", style="bold underline")]
     number = 0
     for phase, items in plan_phases(result.score.plan):
@@ -139,8 +145,8 @@ def _plan(result: ScanResult) -> Group:
             body = Text.assemble(
                 (f"{item.rule} {item.title}", "bold"),
                 " · ", (item.severity, SEVERITY_STYLE[item.severity]),
-                f" · {hours(item.effort)} · score {item.score_after:.1f} (+{item.score_gain:.1f})",
-                ("\n" + first_sentence(item.fix), "dim") if item.fix else "",
+                f" · {hours(item.effort)} · {item.score_after:.1f} (+{item.score_gain:.1f})",
+                ("\n" + first_sentence(item.fix), "dim") if item.fix and options.verbose else "",
             )  # fmt: skip
             rows.append(_hanging(Text(f"{number:>3}."), body, 4))
         if len(items) > MAX_STEPS_PER_PHASE:
@@ -153,9 +159,15 @@ def _top_files(result: ScanResult, options: ReportOptions) -> Group:
     rows: list[RenderableType] = [Text("Top files (blocker / major / minor)", style="bold underline")]
     for path, role, counts in result.files_by_severity()[:MAX_ROWS]:
         numbers = Text.assemble(*[(f"{counts[s]:>3} ", SEVERITY_STYLE[s]) for s in SEVERITIES[:3]])
-        shown = line_safe_path(path)
-        rows.append(_hanging(numbers, Text.assemble(shown, (f" ({role})" if role != "library" else "", "dim")), 12))
+        # a path is never split inside a name (an editor's click-to-open needs it whole):
+        # one that does not fit runs past the width
+        rows.append(_unwrapped(Text.assemble(numbers, " ", line_safe_path(path), (f" ({role})" if role != "library" else "", "dim"))))
     return Group(*rows)
+
+
+def _unwrapped(text: Text) -> Text:
+    text.no_wrap, text.overflow = True, "ignore"
+    return text
 
 
 def _location(finding: Finding, options: ReportOptions) -> str:
@@ -169,6 +181,8 @@ def _findings(findings: list[Finding], result: ScanResult, options: ReportOption
     ordered = sorted(findings, key=lambda f: (severity_rank(f.severity), f.sort_key()))
     limit = len(ordered) if options.max_findings is None else options.max_findings
     rows: list[RenderableType] = [Text("Findings", style="bold underline")]
+    if not (options.verbose or options.show_source):
+        return _finding_lines(ordered, limit, options)
     for finding in ordered[:limit]:
         body = Text.assemble(
             (_location(finding, options), "bold"),
@@ -183,6 +197,31 @@ def _findings(findings: list[Finding], result: ScanResult, options: ReportOption
         rows.append(_hanging(Text(finding.severity, style=SEVERITY_STYLE[finding.severity]), Group(body, *source), 7))
     if len(ordered) > limit:
         rows.append(Text(f"… and {len(ordered) - limit} more: --show-all lists them, --format json -o FILE keeps them", style="dim"))
+    return Group(*rows)
+
+
+def _finding_lines(ordered: list[Finding], limit: int, options: ReportOptions) -> Group:
+    """One line per finding, as ruff prints them (`path:line:col: RULE [severity] name`),
+    then each rule's text once. A line that would not fit loses the rule's name first; the
+    path is never cut or split, so a long one runs past the width."""
+    width = options.columns()
+    rows: list[RenderableType] = [Text("Findings", style="bold underline")]
+    for finding in ordered[:limit]:
+        location = f"{_location(finding, options)}: "
+        head = Text.assemble((location, "bold"), (finding.rule, "magenta"), " ", (f"[{finding.severity}]", SEVERITY_STYLE[finding.severity]))
+        for tail in (f" {finding.name}" + (" (fallback kept)" if finding.guarded else ""), f" {finding.name}"):
+            if len(head) + len(tail) <= width:
+                head.append(tail, style="dim")
+                break
+        rows.append(_unwrapped(head))
+    if len(ordered) > limit:
+        rows.append(Text(f"… and {len(ordered) - limit:,} more: --show-all lists them, --format json -o FILE keeps them", style="dim"))
+    rules: dict[str, Finding] = {}
+    for finding in ordered[:limit]:
+        rules.setdefault(finding.rule, finding)
+    rows.append(Text("Rules above (`tpucheck explain RULE` for more, --verbose for each finding)", style="bold"))
+    for rule, finding in sorted(rules.items()):
+        rows.append(_unwrapped(Text.assemble((rule, "magenta"), f" {finding.name}: ", (shorten(first_sentence(finding.message), max(20, width - len(rule) - len(finding.name) - 3)), "dim"))))
     return Group(*rows)
 
 
@@ -233,16 +272,16 @@ def _printable(text: str) -> str:
 def _problems(result: ScanResult, options: ReportOptions) -> list[RenderableType]:
     blocks: list[RenderableType] = []
     if result.errors:
-        rows: list[RenderableType] = [Text(f"Files that could not be analyzed ({len(result.errors)})", style="bold underline")]
+        rows: list[RenderableType] = [Text(f"Files that could not be analyzed ({len(result.errors):,})", style="bold underline")]
         for error in result.errors[:20]:
-            body = Text.assemble((line_safe_path(error.path), "bold"), f" {error.message}")
-            rows.append(_hanging(Text(error.kind, style="yellow"), body, 14))
+            rows.append(_unwrapped(Text.assemble((line_safe_path(error.path), "bold"), ": ", (error.kind, "yellow"))))
+            rows.append(_hanging(Text(""), Text(error.message, style="dim"), 2))
         if len(result.errors) > 20:
             rows.append(Text(f"… and {len(result.errors) - 20} more (JSON report)", style="dim"))
         blocks.append(Group(*rows))
     if result.skipped:
         shown = "; ".join(f"{line_safe_path(s.path)} ({s.reason})" for s in result.skipped[:5]) + (" …" if len(result.skipped) > 5 else "")
-        blocks.append(Text(f"Skipped {len(result.skipped)} files: {shown}", style="yellow"))
+        blocks.append(Text(f"Skipped {plural(len(result.skipped), 'file')}: {shown}", style="yellow"))
     return blocks
 
 
@@ -250,8 +289,8 @@ def _coverage_line(result: ScanResult) -> Text:
     c = result.coverage
     # Written as the identity every file satisfies, so a reader can check nothing was lost.
     return Text(
-        f"Coverage: {c.files_found} files found = {c.files_analyzed} analyzed ({c.files_parsed} parsed, {c.files_screened} screened out by the prefilter)"
-        f" + {c.files_errored} errors + {c.files_skipped} skipped; {len(result.suppressed)} findings suppressed",
+        f"Coverage: {plural(c.files_found, 'file')} found = {c.files_analyzed:,} analyzed ({c.files_parsed:,} parsed, {c.files_screened:,} screened out by the prefilter)"
+        f" + {plural(c.files_errored, 'error')} + {c.files_skipped:,} skipped; {plural(len(result.suppressed), 'finding')} suppressed",
         style="dim",
     )
 

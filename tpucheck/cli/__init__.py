@@ -20,6 +20,7 @@ from tpucheck.analyze.cache import CacheStats
 from tpucheck.analyze.rule_examples import check_rule, rule_examples
 from tpucheck.api import load_settings, scan_root
 from tpucheck.api import scan as api_scan
+from tpucheck.cli.usage import ReadableCommand
 from tpucheck.config.file import Config, load_config
 from tpucheck.config.init_template import InitError, write_init
 from tpucheck.config.settings import Flags, Settings, SettingsError, resolve_settings
@@ -35,22 +36,6 @@ from tpucheck.ruleset.model import Rule, Ruleset
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_BUG = 0, 1, 2, 3
 
-
-def _no_argument_type(self: typer.core.TyperArgument, ctx: object) -> str | None:
-    """Typer prints an argument's Python type beside its metavar (`PATH <list[Path]>`);
-    the metavars here already say what goes there."""
-    return None
-
-
-def _usage_name(self: typer.core.TyperArgument) -> str:
-    """`REPORT...` and `[PATH]...`, as usage lines conventionally read (typer writes a
-    required argument in braces: `{REPORT}...`)."""
-    name = self.metavar or (self.name or "").upper()
-    return (name if self.required else f"[{name}]") + ("..." if self.nargs != 1 else "")
-
-
-typer.core.TyperArgument.display_type_rich = _no_argument_type  # type: ignore[method-assign,assignment]
-typer.core.TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign]
 
 app = typer.Typer(
     name="tpucheck",
@@ -96,7 +81,7 @@ def _root(
     """tpucheck reads a PyTorch codebase, never runs it, and scores its TPU readiness."""
 
 
-@app.command("scan", short_help="Scan a tree: inventory, score, plan, findings; gate CI.")
+@app.command("scan", cls=ReadableCommand, short_help="Scan a tree: inventory, score, plan, findings; gate CI.")
 def scan_command(
     paths: list[Path] | None = typer.Argument(None, metavar="PATH", help="A directory to scan (default: the current one), or files and directories (as pre-commit passes them).", show_default=False),
     output_format: str | None = typer.Option(None, "--format", "-f", metavar="FORMAT", help=f"Report format: {', '.join(FORMATS)} (default: terminal)."),
@@ -125,9 +110,11 @@ def scan_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, no notes on stderr."),
     show_all: bool = typer.Option(False, "--show-all", help="List every finding in the terminal report (default: the first 40)."),
     max_findings: int | None = typer.Option(None, "--max-findings", min=0, metavar="N", help="List at most N findings in the terminal report."),
-    statistics: bool = typer.Option(False, "--statistics", help="Add a count of findings per rule to the terminal report."),
+    statistics: bool = typer.Option(False, "--statistics", help="A count of findings per rule instead of the findings list (terminal report)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Each finding with its message and code, each plan step with its fix (terminal report)."),
     show_source: bool = typer.Option(False, "--show-source", help="Show the source lines around each finding in the terminal report."),
     step_summary: bool = typer.Option(False, "--step-summary", help="Size Markdown for $GITHUB_STEP_SUMMARY (1 MiB) instead of a PR comment (65,536 characters)."),
+    allow_empty: bool = typer.Option(False, "--allow-empty", help="Pass when there is no file to analyze (default: exit 2, as a mistyped path would give)."),
 ) -> None:
     """Scan a tree and report its TPU readiness; with --fail-under/--fail-on, gate CI.
 
@@ -158,12 +145,15 @@ def scan_command(
     )  # fmt: skip
     settings = replace(load_settings(root, flags, config_file=config_file, isolated=isolated), cache_stats=CacheStats())
     result = _run_scan(root, settings, only, show_progress=not quiet and sys.stderr.isatty())
+    if not allow_empty and settings.shard is None and result.coverage.files_analyzed == 0:
+        raise UsageProblem(_nothing_to_analyze([str(p) for p in paths], result))
     if not quiet:
         _notes(settings)
     report = ReportOptions(
         max_findings=None if show_all else (max_findings if max_findings is not None else DEFAULT_MAX_FINDINGS),
         statistics=statistics,
         show_source=show_source,
+        verbose=verbose,
         size_limit=STEP_SUMMARY_LIMIT if step_summary else None,
     )
     _emit(result, settings.output_format, output, report)
@@ -177,7 +167,7 @@ def scan_command(
     raise typer.Exit(EXIT_USAGE if result.configuration_errors else code)
 
 
-@app.command("fix", short_help="Apply codemods: device-agnostic code that keeps the GPU path.")
+@app.command("fix", cls=ReadableCommand, short_help="Apply codemods: device-agnostic code that keeps the GPU path.")
 def fix_command(
     paths: list[Path] | None = typer.Argument(None, metavar="PATH", help="A directory to fix (default: the current one), or files and directories.", show_default=False),
     diff: bool = typer.Option(False, "--diff", help="Print a unified diff and write nothing; exit 1 when there is something to fix, 0 when not."),
@@ -228,6 +218,22 @@ def fix_command(
         print_summary(report, sys.stdout, diff=False)
     _report_problems(report.before.configuration_errors)
     raise typer.Exit(EXIT_USAGE if report.before.configuration_errors else EXIT_OK)
+
+
+def _nothing_to_analyze(paths: list[str], result: ScanResult) -> str:
+    """A gate over nothing would pass for ever (a typo in a CI path, a text file): say so."""
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    c = result.coverage
+    if c.files_found == 0:
+        what = f"no Python, notebook, C/C++/CUDA, manifest or build file in {shown}"
+    else:
+        found = "the 1 file" if c.files_found == 1 else f"none of the {c.files_found:,} files"
+        what = f"{found} found in {shown} could {'not ' if c.files_found == 1 else ''}be analyzed ({_count(c.files_errored, 'error')}, {c.files_skipped:,} skipped)"
+    return f"nothing to analyze: {what} (--allow-empty passes anyway)"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 def _notes(settings: Settings) -> None:
@@ -312,7 +318,7 @@ def _gate(result: ScanResult, fail_under: float | None, fail_on: str | None) -> 
     return EXIT_OK
 
 
-@app.command("merge", short_help="Combine shard reports, or render a JSON report again.")
+@app.command("merge", cls=ReadableCommand, short_help="Combine shard reports, or render a JSON report again.")
 def merge_command(
     reports: list[Path] = typer.Argument(..., metavar="REPORT", help="JSON reports of every shard (--shard K/N), or one JSON report to render again.", show_default=False),
     output_format: str | None = typer.Option(None, "--format", "-f", metavar="FORMAT", help=f"Report format: {', '.join(FORMATS)} (default: terminal)."),
@@ -345,7 +351,7 @@ def merge_command(
     raise typer.Exit(EXIT_USAGE if result.configuration_errors else code)
 
 
-@app.command("trace", short_help="Run a model, sandboxed: the ops it really uses.")
+@app.command("trace", cls=ReadableCommand, short_help="Run a model, sandboxed: the ops it really uses.")
 def trace_command(
     model: str = typer.Argument(..., metavar="MODULE:FACTORY", help="Builds the nn.Module (called with no arguments).", show_default=False),
     inputs: str = typer.Option(..., "--input", metavar="MODULE:FN", help="Returns one batch: a tensor, a tuple of positional inputs or a dict of keyword inputs."),
@@ -389,7 +395,7 @@ def trace_command(
     raise typer.Exit(code)
 
 
-@app.command("init", short_help="Write a commented starter configuration.")
+@app.command("init", cls=ReadableCommand, short_help="Write a commented starter configuration.")
 def init_command(
     directory: Path = typer.Argument(Path("."), help="The project's directory.", show_default=True),
     pyproject: bool | None = typer.Option(None, "--pyproject/--toml", help="Append [tool.tpucheck] to pyproject.toml, or write tpucheck.toml (default: pyproject.toml when there is one)."),
@@ -442,7 +448,7 @@ def rules_command(
         _write_rich(ruledocs.terminal_table(chosen, long=long), output)
 
 
-@rules_app.command("test")
+@rules_app.command("test", cls=ReadableCommand)
 def rules_test_command(
     files: list[Path] = typer.Argument(..., metavar="RULE_FILE", help="Rule files (YAML) or directories of them.", show_default=False),
 ) -> None:
@@ -474,7 +480,7 @@ def rules_test_command(
     raise typer.Exit(EXIT_USAGE if problems else EXIT_GATE if failed else EXIT_OK)
 
 
-@app.command("explain", short_help="Explain one rule: why, fixes per target, examples.")
+@app.command("explain", cls=ReadableCommand, short_help="Explain one rule: why, fixes per target, examples.")
 def explain_command(
     rule_ref: str = typer.Argument(..., metavar="ID-OR-NAME", help="A rule id (CA001, any case) or name (tensor-item).", show_default=False),
     output_format: str = typer.Option("terminal", "--format", "-f", metavar="FORMAT", help="terminal, json or markdown."),

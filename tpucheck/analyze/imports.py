@@ -1,0 +1,141 @@
+"""A file's import facts: what the whole-tree import graph (`reachability.py`) needs to know
+of one Python file, as a pure function of its text.
+
+Because the facts depend on nothing but the text, they are computed where the file is
+analyzed (in a worker, beside its findings) and cached with the file's entry
+(`analyze/cache.py`): a rescan rebuilds the graph from cached facts without reading a
+single unchanged file again.
+
+The scan of imports is line-based on purpose: it reads each file once, costs a regular
+expression per line, and errs towards "required" (an import at column 0 always counts,
+even in a docstring), which only ever keeps a finding at its full weight.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tpucheck.discover.sourcetext import SourceTextError, decode
+from tpucheck.findings import Build, Import, ImportFacts
+
+__all__ = ["Build", "Import", "ImportFacts", "facts_of_bytes", "import_facts", "scan_imports"]
+
+_IMPORT = re.compile(r"^([ \t]*)(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(.*)|import[ \t]+(.*))$")
+_NAME = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def import_facts(text: str, training_markers: tuple[str, ...] = ()) -> ImportFacts:
+    workloads: tuple[str, ...] = ()
+    if "torch" in text:
+        workloads = ("training", "inference") if any(marker in text for marker in training_markers) else ("inference",)
+    return ImportFacts(tuple(scan_imports(text)), tuple(extension_builds(text)) if "Extension" in text else (), workloads)
+
+
+def facts_of_bytes(data: bytes, training_markers: tuple[str, ...] = ()) -> ImportFacts:
+    """The facts of a file's bytes: decoded as the analysis decodes Python, or, where that
+    fails (a bad encoding, a NUL byte), as UTF-8 with replacement: the graph reads what it can."""
+    try:
+        text = decode(data, python=True)
+    except SourceTextError:
+        text = data.decode("utf-8", "replace")
+    return import_facts(text, training_markers)
+
+
+_BLOCK = re.compile(r"^(async[ \t]+def|def|class|try|except|if|elif|else|for|while|with|async[ \t]+with|async[ \t]+for|finally|match|case)\b")
+_OPTIONAL_BLOCKS = frozenset({"def", "async def", "try", "except"})
+"""Imports in these may not run when the module loads: a function body runs when called,
+a `try` is there because the import may fail. `if`/`else` are not among them: a platform
+branch (`if torch.version.hip: ... else: import ext_cuda`) is the main path on its
+platform. `if TYPE_CHECKING:` is, since its imports never run."""
+
+
+def scan_imports(text: str) -> list[Import]:
+    """Every `import` statement's targets; `from m import a, b` gives `m.a`, `m.b` (a
+    name that is not a module falls back to `m` when resolved)."""
+    out: list[Import] = []
+    blocks: list[tuple[int, str]] = []  # (indent, kind) of the enclosing block headers
+    depth = 0  # open brackets carried over from earlier lines
+    in_string: str | None = None
+    pending: list[str] | None = None  # an import whose names continue on the next lines
+    pending_conditional = pending_top = False
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].rstrip() if "#" in raw and in_string is None else raw.rstrip()
+        if in_string is not None:
+            if line.count(in_string) % 2:
+                in_string = None
+            continue
+        stripped = line.lstrip()
+        if not stripped:
+            continue
+        starts_statement = depth == 0
+        depth = max(0, depth + stripped.count("(") + stripped.count("[") + stripped.count("{") - stripped.count(")") - stripped.count("]") - stripped.count("}"))
+        for quote in ('"""', "'''"):
+            if stripped.count(quote) % 2:
+                in_string = quote
+                break
+        if not starts_statement:
+            if pending is not None:
+                pending[2] += " " + stripped
+                if depth == 0:
+                    out.extend(_targets(pending[0], pending[1], pending[2], None, conditional=pending_conditional, top=pending_top))
+                    pending = None
+            continue
+        indent = len(line) - len(stripped)
+        while blocks and blocks[-1][0] >= indent:
+            blocks.pop()
+        header = _BLOCK.match(stripped)
+        if header is not None:
+            kind = " ".join(header.group(1).split())
+            if kind == "if" and "TYPE_CHECKING" in stripped:
+                kind = "try"
+            blocks.append((indent, kind))
+            continue
+        if "import" not in stripped:
+            continue
+        match = _IMPORT.match(stripped)
+        if match is None:
+            continue
+        _, dots, base, names, plain = match.groups()
+        conditional = any(kind in _OPTIONAL_BLOCKS for _, kind in blocks)
+        if depth and names is not None:
+            pending, pending_conditional, pending_top = [dots, base, names], conditional, not blocks
+            continue
+        out.extend(_targets(dots, base, names, plain, conditional=conditional, top=not blocks))
+    return out
+
+
+def _targets(dots: str, base: str, names: str | None, plain: str | None, *, conditional: bool, top: bool = False) -> list[Import]:
+    rest = names if names is not None else plain or ""
+    out: list[Import] = []
+    for piece in rest.strip("() \\").split(","):
+        target = piece.split(" as ")[0].strip(" ()\\")
+        if not _NAME.fullmatch(target):
+            continue  # `*`, or a name continued on a line this scan does not join
+        if plain is not None:
+            out.append(Import(0, target, conditional, top))
+        else:
+            out.append(Import(len(dots), f"{base}.{target}" if base else target, conditional, top))
+    return out
+
+
+_EXTENSION_CALL = re.compile(r"\b(?:CUDAExtension|CppExtension|Extension)\s*\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
+_SOURCE = re.compile(r"['\"]([^'\"\n]+\.(?:cu|cuh))['\"]")
+
+
+def extension_builds(text: str) -> list[Build]:
+    """The extensions this file builds and the CUDA sources each lists, as written."""
+    calls = list(_EXTENSION_CALL.finditer(text))
+    builds = []
+    for call in calls:
+        depth, end = 0, text.rfind("(", call.start(), call.end())
+        while end < len(text):
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+            end += 1
+        name = call.group(1).rpartition(".")[2]
+        # `CUDAExtension("sam2._C", srcs)`: the one build of the file takes the sources the
+        # file lists elsewhere (`srcs = ["sam2/csrc/connected_components.cu"]`).
+        sources = _SOURCE.findall(text, call.end(), end) or (_SOURCE.findall(text) if len(calls) == 1 else [])
+        builds.append(Build(name, tuple(sources)))
+    return builds
