@@ -7,6 +7,7 @@ by hand (ours and our users') and a validation error without a place is useless.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -112,6 +113,7 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
     optional = OptionalPaths()
     target_defaults: dict[tuple[str, str], TargetOverride] = {}
     host = HostData()
+    backend_names = None
     for path in files:
         display = _display(path)
         try:
@@ -130,6 +132,8 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
         target_defaults.update(contexts.targets or {})
         if contexts.host is not None:
             host = contexts.host
+        if contexts.backend_names is not None:
+            backend_names = contexts.backend_names
     problems.extend(_duplicates(rules))
     problems.extend(_unknown_superseded(rules))
     rules = resolve_claims(rules)
@@ -139,7 +143,7 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
     problems.extend(default_problems)
     ruleset = Ruleset(
         rules=tuple(sorted(rules, key=lambda r: r.id)),
-        device=device or DeviceContext(),
+        device=replace(device or DeviceContext(), backend_names=backend_names),
         sources=tuple(_display(p) for p in files),
         optional=optional,
         target_defaults=defaults,
@@ -166,6 +170,8 @@ class FileContexts:
     targets: dict[tuple[str, str], TargetOverride] | None = None
     """(target, category) -> override, from `contexts.targets`."""
     host: HostData | None = None
+    backend_names: re.Pattern[str] | None = None
+    """`contexts.backend.names`: names that hold a distributed backend."""
 
 
 def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, list[RuleProblem]]:
@@ -203,11 +209,16 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
         for target, section in contexts.get("targets", {}).items()
         for category, raw in section.get("categories", {}).items()
     }
+    backend_names = None
+    if "backend" in contexts:
+        names = Problems(doc, display)
+        backend_names = names.regex(contexts["backend"]["names"], ("contexts", "backend", "names"))
+        problems.extend(names.items)
     host = None
     if "host" in contexts:
         raw_host = contexts["host"]
         host = HostData(*(frozenset(raw_host.get(key, ())) for key in ("results", "modules", "annotations", "calls", "constructors", "keeps", "categories")))
-    return rules, FileContexts(device, places or None, optional, targets or None, host), problems
+    return rules, FileContexts(device, places or None, optional, targets or None, host, backend_names), problems
 
 
 DEFAULT_AFFECTS = ("training", "inference")

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 ASSIGNMENT = "assignment"
 """The device context of a value bound to a device-like name (walker.py's ARGUMENT,
 ASSIGNMENT and COMPARISON; this one is bound here)."""
+BACKEND = "backend"
+"""A string bound to a name that holds a distributed backend (`contexts.backend`)."""
 OTHER_DEVICE_MODULES = ("torch.npu.", "torch.xpu.", "torch.mps.", "torch.tpu.", "torch_npu.", "torch_xla.", "intel_extension_for_pytorch.")
 """Modules of accelerators other than CUDA: what their objects do is not a CUDA-ism."""
 
@@ -117,11 +119,11 @@ def import_from_hits(walker: Walker, node: cst.ImportFrom) -> None:
 
 
 def on_assign(walker: Walker, node: cst.Assign, ctx: str | None) -> None:
-    device = False
+    context: str | None = None
     for target in node.targets:
         walk_target(walker, target.target)
-        device = device or is_device_target(walker, target.target)
-    walker.walk(node.value, ASSIGNMENT if device else None)
+        context = context or assignment_context(walker, target.target)
+    walker.walk(node.value, context)
     bind_targets(walker, [t.target for t in node.targets], node.value)
     for target in node.targets:
         bind_host(walker, target.target, node.value)
@@ -151,7 +153,7 @@ def on_ann_assign(walker: Walker, node: cst.AnnAssign, ctx: str | None) -> None:
     walk_target(walker, node.target)
     walk_annotation(walker, node.annotation)
     if node.value is not None:
-        walker.walk(node.value, ASSIGNMENT if is_device_target(walker, node.target) else None)
+        walker.walk(node.value, assignment_context(walker, node.target))
         bind_targets(walker, [node.target], node.value)
 
 
@@ -289,15 +291,29 @@ def _literal(node: cst.BaseExpression) -> bool:
     )
 
 
-def is_device_target(walker: Walker, target: cst.BaseExpression) -> bool:
+def bound_name(target: cst.BaseExpression) -> str | None:
+    """The name an assignment binds: `device`, `self.device`, `cfg["device"]`."""
     if isinstance(target, cst.Name):
-        return walker._is_device_name(target.value)
+        return target.value
     if isinstance(target, cst.Attribute):
-        return walker._is_device_name(target.attr.value)
+        return target.attr.value
     if isinstance(target, cst.Subscript):
         index = target.slice[0].slice if len(target.slice) == 1 else None
-        return isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) and walker._is_device_name(index.value.value.strip("'\""))
-    return False
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            return index.value.value.strip("'\"")
+    return None
+
+
+def assignment_context(walker: Walker, target: cst.BaseExpression) -> str | None:
+    """The string context a value bound to `target` is in: a device (`device = ...`), a
+    distributed backend (`self.dist_backend = ...`), or none."""
+    name = bound_name(target)
+    if name is None:
+        return None
+    if walker._is_device_name(name):
+        return ASSIGNMENT
+    backends = walker.index.device.backend_names
+    return BACKEND if backends is not None and backends.search(name) else None
 
 
 def other_device_receiver(walker: Walker, receiver: cst.BaseExpression) -> bool:

@@ -17,7 +17,6 @@ from fnmatch import fnmatchcase
 import libcst as cst
 
 from tpucheck.analyze.python import bindings, flow
-from tpucheck.analyze.python.bindings import ASSIGNMENT
 from tpucheck.analyze.python.conditions import (
     exits_without_cuda,
     host_annotation,
@@ -449,7 +448,7 @@ class Walker:
             if param.annotation is not None:
                 bindings.walk_annotation(self, param.annotation)
             if param.default is not None:
-                self.walk(param.default, ASSIGNMENT if self._is_device_name(param.name.value) else None)
+                self.walk(param.default, bindings.assignment_context(self, param.name))
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param) and star.annotation is not None:
                 bindings.walk_annotation(self, star.annotation)
