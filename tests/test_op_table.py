@@ -1,0 +1,97 @@
+"""The operator table: its resolution of composites, and the committed file being exactly
+the generator's output for the shared data (skipped where `../shared` is absent)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from tpucheck.trace.opstatus import load_op_table
+from tpucheck.trace.resolve import Resolver, parse_native_functions
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+needs_shared = pytest.mark.skipif(not (SHARED / "data" / "torchtpu" / "coverage").is_dir(), reason=f"shared coverage data not present at {SHARED}")
+
+NATIVE = parse_native_functions(
+    [
+        {"func": "mm(Tensor self, Tensor mat2) -> Tensor", "structured_delegate": "mm.out"},
+        {"func": "mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)", "structured": True, "dispatch": {"CPU": "x"}},
+        {"func": "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", "dispatch": {"CompositeExplicitAutograd": "m"}},
+        {"func": "median.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)", "dispatch": {"CPU": "x"}},
+        {"func": "t(Tensor(a) self) -> Tensor(a)", "dispatch": {"CompositeExplicitAutograd": "t"}},
+        {"func": "t_(Tensor(a!) self) -> Tensor(a!)", "dispatch": {"CompositeExplicitAutograd": "t_"}},
+        {"func": "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", "dispatch": {"CompositeExplicitAutograd": "clone"}},
+        {"func": "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor"},
+        {"func": "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", "structured_delegate": "add.out"},
+        {"func": "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)", "structured": True},
+        {"func": "_foreach_add_.List(Tensor(a!)[] self, Tensor[] other, *, Scalar alpha=1) -> ()", "dispatch": {"CompositeExplicitAutograd": "slow"}},
+    ]
+)
+TABLE = {
+    "aten::mm": "composite_explicit",
+    "aten::mm.out": "tpu_kernel",
+    "aten::median.dim": "composite_explicit",
+    "aten::median.dim_values": "tpu_missing_fallback",
+    "aten::t": "composite_explicit",
+    "aten::t_": "composite_explicit",
+    "aten::clone": "composite_explicit",
+    "aten::linear": "composite_implicit",
+    "aten::add_.Tensor": "composite_explicit",
+    "aten::add.out": "xla_kernel",
+    "aten::_foreach_add_.List": "composite_explicit",
+    "aten::nonzero": "xla_kernel",
+}
+
+
+def test_a_structured_op_is_covered_through_its_delegate() -> None:
+    status = Resolver("torchtpu", TABLE, NATIVE).resolve("aten::mm")
+    assert (status.status, status.via) == ("decomposed", ("aten::mm.out",))
+
+
+def test_a_composite_whose_out_variant_is_missing_is_missing() -> None:
+    status = Resolver("torchtpu", TABLE, NATIVE).resolve("aten::median.dim")
+    assert (status.status, status.via) == ("missing", ("aten::median.dim_values",))
+    assert Resolver("xla", {**TABLE, "aten::median.dim_values": "xla_cpu_fallback"}, NATIVE).resolve("aten::median.dim").status == "cpu-fallback"
+
+
+def test_views_generic_composites_and_implicit_ones_are_decomposed_and_say_how() -> None:
+    resolver = Resolver("torchtpu", TABLE, NATIVE)
+    assert (resolver.resolve("aten::t").status, resolver.resolve("aten::t").note) == ("decomposed", "view")  # t -> t_ -> t is a cycle, not an answer
+    assert (resolver.resolve("aten::clone").status, resolver.resolve("aten::clone").note) == ("decomposed", "generic")
+    assert (resolver.resolve("aten::linear").status, resolver.resolve("aten::linear").note) == ("decomposed", "implicit")
+    assert resolver.resolve("aten::never_heard_of").status == "unknown"
+
+
+def test_a_foreach_slow_path_is_its_per_tensor_op() -> None:
+    status = Resolver("xla", TABLE, NATIVE).resolve("aten::_foreach_add_.List")
+    assert (status.status, status.via) == ("decomposed", ("aten::add_.Tensor", "aten::add.out"))
+
+
+def test_xla_kernels_that_always_fall_back_inside_are_cpu_fallbacks() -> None:
+    resolver = Resolver("xla", TABLE, NATIVE, {"nonzero": "always unless XLA_EXPERIMENTAL contains 'nonzero'", "mm": "on some arguments"})
+    assert resolver.resolve("aten::nonzero").status == "cpu-fallback"
+    assert Resolver("xla", {"aten::mm": "xla_kernel"}, NATIVE, {"mm": "beta != 1"}).resolve("aten::mm").note == "falls back to the CPU when beta != 1"
+
+
+def test_the_shipped_table_answers_the_issues_cases() -> None:
+    table = load_op_table()
+    assert table.status("aten::median", "torchtpu").status == "missing"
+    assert table.status("aten::nonzero", "torchtpu").status == "kernel"
+    assert table.status("aten::nonzero", "xla").status == "cpu-fallback"
+    assert table.status("aten::addmm", "torchtpu").status == "decomposed"
+    assert table.status("mylib::fused", "torchtpu").status == "unknown"
+    assert {source["file"].rsplit("/", 1)[-1] for source in table.provenance()} >= {"torch_tpu_0.2.0.json", "torch_xla_2.9.0.json", "native_functions.yaml", "op_coverage.json"}
+    assert all(len(source["sha256"]) == 64 for source in table.provenance())
+
+
+@needs_shared
+def test_the_committed_table_is_the_generators_output() -> None:
+    spec = importlib.util.spec_from_file_location("generate_op_table", ROOT / "scripts" / "generate_op_table.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    committed = (ROOT / "rules" / "op-status.json").read_text(encoding="utf-8")
+    assert committed == module.generate(SHARED), "rules/op-status.json is stale: run python scripts/generate_op_table.py"
