@@ -462,7 +462,7 @@ def test_toml_reader_tables_and_dotted_keys() -> None:
 
 
 def test_launch_reader_joins_lines_and_skips_heredocs_and_comments() -> None:
-    text = 'python a.py \\\n  --accelerator gpu # --device cuda\ncat <<EOF\n--strategy deepspeed\nEOF\nCMD ["python", "b.py", "--fp16"]\necho "x # y" +trainer.devices=8\n'
+    text = 'python a.py \\\n  --accelerator gpu # --device cuda\ncat <<EOF\n--strategy deepspeed\nEOF\nCMD ["python", "b.py", "--fp16"]\necho "x # y" +trainer.devices=8\npip install deepspeed==0.7.7\n'
     got = [(o.name, o.value, text[o.start : o.end]) for line in command_lines(text) for o in options(launch_words(line))]
     assert got == [
         ("accelerator", "gpu", "--accelerator gpu"),

@@ -136,7 +136,8 @@ def options(words: list[Word]) -> Iterator[Option]:
                 yield Option(name, None, word.start, word.end)
         elif "=" in text and position > 0:
             name, _, value = text.lstrip("+~").partition("=")
-            if re.fullmatch(r"[A-Za-z_][\w.\-/]*", name):
+            # `deepspeed==0.7.7` is a pin for pip, not an override
+            if re.fullmatch(r"[A-Za-z_][\w.\-/]*", name) and not value.startswith("="):
                 yield Option(name, value, word.start, word.end)
 
 
