@@ -38,7 +38,7 @@ def test_the_example_is_fixed_and_a_rescan_confirms_it(tmp_path: Path) -> None:
     shutil.copytree(EXAMPLE, root)
     pinned = _fix(root)
     # torch==2.3.1 is pinned: only the fixes that need no torch.accelerator are made
-    assert sorted((o.target.finding.rule, o.target.finding.span.line) for o in pinned.fixed) == [("CA005", 96), ("DI001", 93)]
+    assert sorted((o.target.finding.rule, o.target.finding.span.line) for o in pinned.fixed) == [("CA005", 102), ("DI001", 99)]
     assert len([o for o in pinned.left if o.needs is not None]) == 26
     _confirmed(pinned)
 

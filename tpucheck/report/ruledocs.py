@@ -147,6 +147,7 @@ def rule_to_dict(rule: Rule) -> dict[str, Any]:
         "inventory": rule.inventory,
         "where": _where_dict(rule.where),
         "supersedes": list(rule.supersedes),
+        "ops": list(rule.ops),
         "codemod": None if rule.codemod is None else {"name": rule.codemod.name, "safe": rule.codemod.safe},
         "match": [plain(describe_matcher(m)) for m in rule.matchers],
         "examples": {"flag": _examples(rule, rule.flag_examples), "pass": _examples(rule, rule.pass_examples)},
@@ -240,6 +241,8 @@ def markdown_rule(rule: Rule, judged: dict[str, Rule | None] | None = None) -> s
     lines += ["**What it matches:**", ""]
     lines += [f"- {_md(describe_matcher(m))}" for m in rule.matchers]
     lines.append("")
+    if rule.ops:
+        lines += [f"**ATen operators:** {', '.join(_md_code('aten::' + op) for op in rule.ops)} (what its severity on each target was judged from).", ""]
     if rule.supersedes:
         links = ", ".join(f"[{other}](#{other.lower()})" for other in rule.supersedes)
         lines += [f"**Supersedes:** {links} (their findings inside this rule's findings are dropped).", ""]
@@ -400,6 +403,8 @@ def terminal_rule(rule: Rule) -> Group:
         parts += [Text(), Text.assemble(("When it applies: ", "bold"), _rich(where))]
     parts += [Text(), _heading("What it matches:")]
     parts.append(_bullets(_rich(describe_matcher(m)) for m in rule.matchers))
+    if rule.ops:
+        parts.append(Text.assemble(("ATen operators: ", "bold"), ", ".join(f"aten::{op}" for op in rule.ops)))
     if rule.supersedes:
         parts.append(Text.assemble(("Supersedes: ", "bold"), ", ".join(rule.supersedes), " (their findings inside this rule's findings are dropped)"))
     if rule.inventory:

@@ -302,6 +302,7 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         where=_where(raw.get("where")),
         targets=tuple((target, _target_override(override)) for target, override in sorted(raw.get("targets", {}).items())),
         unless=raw.get("unless"),
+        ops=tuple(raw.get("ops", ())),
         codemod=CodemodRef(codemod["name"], bool(codemod["safe"])) if codemod is not None else None,
     )
     return (None if problems.items else rule), problems.items

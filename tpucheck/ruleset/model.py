@@ -205,6 +205,10 @@ class Rule:
     """The target this rule is judged for (set by `Ruleset.for_target`)."""
     codemod: CodemodRef | None = None
     """The codemod that fixes this rule's findings (`tpucheck fix`), if any."""
+    ops: tuple[str, ...] = ()
+    """ATen operators every match of this rule reaches (`median`, `_amp_update_scale_`):
+    what its per-target severity was judged from, against the targets' dispatcher tables
+    (rules/op-status.json); tests hold the two together."""
     unless: str | None = None
     """"guard": not reported inside the condition of a CUDA guard or test skip (the
     availability check that keeps a fallback is not itself work to do)."""
