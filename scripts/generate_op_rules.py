@@ -785,7 +785,8 @@ class Inputs:
     @property
     def tpu_version(self) -> str:
         """TorchTPU's version, as its dispatcher table's source line gives it."""
-        assert self.table is not None
+        if self.table is None:
+            raise GenerationError("no operator table loaded")
         source = next((s["version"] for s in self.table.provenance() if s.get("target") == "torchtpu"), "")
         found = re.search(r"torch_tpu (\S+)", source)
         return found.group(1) if found else "(unknown version)"
@@ -1567,7 +1568,8 @@ class Member:
 def table_families(inputs: Inputs) -> dict[str, list[Member]]:
     """native_functions.yaml's public functions that some target does not run, grouped:
     one family per function, one for each module of FAMILIES."""
-    assert inputs.table is not None
+    if inputs.table is None:
+        raise GenerationError("no operator table loaded")
     entries: dict[str, list[tuple[str, str | None, set[str]]]] = {}
     for entry in inputs.native:
         name = entry["func"].split("(", 1)[0]
@@ -1673,7 +1675,8 @@ def build_table_rules(inputs: Inputs, hand: HandRules, pack: Pack, generated: di
 
 def table_rule(rule_id: str, key: str, ops: list[str], apis: list[Api], target: str, both: bool, inputs: Inputs) -> dict[str, Any]:
     table = inputs.table
-    assert table is not None
+    if table is None:
+        raise GenerationError("no operator table loaded")
     names = [name for api in apis for name in displays(api)]
     shown_ops = ", ".join(f"`aten::{op}`" for op in ops[:6]) + (f" and {len(ops) - 6} more" if len(ops) > 6 else "")
     reach = agree(len(names), "reaches", "reach")

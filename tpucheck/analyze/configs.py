@@ -160,7 +160,7 @@ _JSON_TOKEN = re.compile(
 
 class _JsonReader:
     """A JSON tokenizer that keeps offsets (comments tolerated, as in `.jsonc` and
-    DeepSpeed configs written by hand); it stops at the first token it cannot read."""
+    DeepSpeed configs written by hand); it stops at the first lexeme it cannot read."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -182,24 +182,24 @@ class _JsonReader:
         keys: tuple[str, ...] = ()
         pending: tuple[str, int] | None = None  # a key read, and where it starts
         expect_key = False
-        for kind, token, start, end in self._tokens():
+        for kind, lexeme, start, end in self._tokens():
             if kind == "punct":
-                if token in "{[":
+                if lexeme in "{[":
                     if pending is not None:
                         yield Entry((*keys, pending[0]), None, self.index.span(pending[1], end))
                         keys = (*keys, pending[0])
-                    stack.append(_Frame(token, pending is not None, pending[1] if pending is not None else start))
-                    pending, expect_key = None, token == "{"
-                elif token in "}]":
+                    stack.append(_Frame(lexeme, pending is not None, pending[1] if pending is not None else start))
+                    pending, expect_key = None, lexeme == "{"
+                elif lexeme in "}]":
                     if not stack:
                         return
                     if stack.pop().keyed:
                         keys = keys[:-1]
                     pending, expect_key = None, False
-                elif token == ",":
+                elif lexeme == ",":
                     pending, expect_key = None, bool(stack) and stack[-1].bracket == "{"
                 continue
-            value = _json_text(token) if kind == "string" else token
+            value = _json_text(lexeme) if kind == "string" else lexeme
             if expect_key:
                 pending, expect_key = (value, start), False
             elif pending is not None:
@@ -297,9 +297,9 @@ def _applies(matcher: Matcher, path: str, text: str) -> bool:
     return any(n is None or n in text for n in needles)
 
 
-MAX_CONFIG_SIZE = 1024 * 1024
-"""A YAML, JSON or TOML file larger than this holds data (a vocabulary, annotations, a
-dump), not configuration: it is not read."""
+MAX_CONFIG_SIZE = 256 * 1024
+"""A YAML, JSON or TOML file larger than this holds data (a tokenizer vocabulary, a
+package lock, labels, a dump), not configuration: it is not read. Configs are a few KiB."""
 
 
 def analyze_config(path: str, text: str, rules: list[Rule]) -> list[RawMatch]:
