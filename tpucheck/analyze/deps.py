@@ -36,6 +36,8 @@ def match_requirements(requirements: list[Requirement], rules: list[Rule]) -> li
                     continue
                 if matcher.regex is None and requirement.kind != "package":
                     continue
+                if matcher.outside is not None and not matcher.outside.missed_by(requirement.spec):
+                    continue
                 matches.extend(_match(rule, requirement, seen))
                 break
     return matches

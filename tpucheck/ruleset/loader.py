@@ -7,6 +7,7 @@ by hand (ours and our users') and a validation error without a place is useless.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -114,6 +115,7 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
     target_defaults: dict[tuple[str, str], TargetOverride] = {}
     host = HostData()
     judgement: Judgement | None = None
+    backend_names = None
     for path in files:
         display = _display(path)
         try:
@@ -134,6 +136,8 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
             host = contexts.host
         if contexts.judgement is not None:
             judgement = contexts.judgement
+        if contexts.backend_names is not None:
+            backend_names = contexts.backend_names
     problems.extend(_duplicates(rules))
     problems.extend(_unknown_superseded(rules))
     rules = resolve_claims(rules)
@@ -143,7 +147,7 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
     problems.extend(default_problems)
     ruleset = Ruleset(
         rules=tuple(sorted(rules, key=lambda r: r.id)),
-        device=device or DeviceContext(),
+        device=replace(device or DeviceContext(), backend_names=backend_names),
         sources=tuple(_display(p) for p in files),
         optional=optional,
         target_defaults=defaults,
@@ -172,6 +176,8 @@ class FileContexts:
     """(target, category) -> override, from `contexts.targets`."""
     host: HostData | None = None
     judgement: Judgement | None = None
+    backend_names: re.Pattern[str] | None = None
+    """`contexts.backend.names`: names that hold a distributed backend."""
 
 
 def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, list[RuleProblem]]:
@@ -209,6 +215,11 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
         for target, section in contexts.get("targets", {}).items()
         for category, raw in section.get("categories", {}).items()
     }
+    backend_names = None
+    if "backend" in contexts:
+        names = Problems(doc, display)
+        backend_names = names.regex(contexts["backend"]["names"], ("contexts", "backend", "names"))
+        problems.extend(names.items)
     host = None
     if "host" in contexts:
         raw_host = contexts["host"]
@@ -218,7 +229,7 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
         data_problems = Problems(doc, display)
         judgement = build_judgement(doc.data["judgement"], data_problems)
         problems.extend(data_problems.items)
-    return rules, FileContexts(device, places or None, optional, targets or None, host, judgement), problems
+    return rules, FileContexts(device, places or None, optional, targets or None, host, judgement, backend_names), problems
 
 
 DEFAULT_AFFECTS = ("training", "inference")
@@ -309,6 +320,7 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         where=_where(raw.get("where")),
         targets=tuple((target, _target_override(override)) for target, override in sorted(raw.get("targets", {}).items())),
         unless=raw.get("unless"),
+        ops=tuple(raw.get("ops", ())),
         codemod=CodemodRef(codemod["name"], bool(codemod["safe"]), tuple((str(k), str(v)) for k, v in (codemod.get("values") or {}).items())) if codemod is not None else None,
     )
     return (None if problems.items else rule), problems.items

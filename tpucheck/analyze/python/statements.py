@@ -18,8 +18,7 @@ from tpucheck.analyze.python.context import Guard, RoleMark
 from tpucheck.analyze.python.core import BaseWalker, Hit
 from tpucheck.analyze.python.scope import Scope, dotted, import_from_module, target_names
 
-ASSIGNMENT = "assignment"
-"""The device context of a value bound to a device-like name."""
+ASSIGNMENT = hostdata.ASSIGNMENT
 
 
 class StatementWalker(BaseWalker):
@@ -247,7 +246,7 @@ class StatementWalker(BaseWalker):
                 self.walk_annotation(param.annotation)
             if param.default is not None:
                 with self.enter(default=True):
-                    self.walk(param.default, ASSIGNMENT if self.is_device_name(param.name.value) else None)
+                    self.walk(param.default, hostdata.assignment_context(self, param.name))
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param) and star.annotation is not None:
                 self.walk_annotation(star.annotation)
@@ -342,11 +341,11 @@ class StatementWalker(BaseWalker):
     # -- assignments ---------------------------------------------------------------------
 
     def on_assign(self, node: cst.Assign, ctx: str | None) -> None:
-        device = False
+        context: str | None = None
         for target in node.targets:
             self.walk_target(target.target)
-            device = device or hostdata.is_device_target(self, target.target)
-        self.walk(node.value, ASSIGNMENT if device else None)
+            context = context or hostdata.assignment_context(self, target.target)
+        self.walk(node.value, context)
         self.bind_targets([t.target for t in node.targets], node.value)
         for target in node.targets:
             self.bind_host(target.target, node.value)
@@ -355,7 +354,7 @@ class StatementWalker(BaseWalker):
         self.walk_target(node.target)
         self.walk_annotation(node.annotation)
         if node.value is not None:
-            self.walk(node.value, ASSIGNMENT if hostdata.is_device_target(self, node.target) else None)
+            self.walk(node.value, hostdata.assignment_context(self, node.target))
             self.bind_targets([node.target], node.value)
 
     def on_named_expr(self, node: cst.NamedExpr, ctx: str | None) -> None:
