@@ -15,7 +15,7 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 
 from tpucheck.analyze.manifests import Requirement
-from tpucheck.findings import RawMatch, Span, normalize_snippet, severity_rank
+from tpucheck.findings import RawMatch, Reason, Span, normalize_snippet, severity_rank
 from tpucheck.ruleset.model import Rule
 
 OPTIONAL_CAP = "major"
@@ -61,5 +61,6 @@ def _match(rule: Rule, requirement: Requirement, seen: set[tuple[str, str, str]]
             guarded=True,
             detail=f"{requirement.name or requirement.spec} [extra: {requirement.extra}]",
             severity=capped,
+            reasons=(Reason("guard.optional-extra", f"in the optional extra `{requirement.extra}`", requirement.line),),
         )
     ]

@@ -24,7 +24,6 @@ from tpucheck.ruleset.model import (
     DeviceContext,
     Example,
     HostData,
-    OptionalPaths,
     Rule,
     Ruleset,
     TargetOverride,
@@ -111,7 +110,6 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
     rules: list[Rule] = []
     device: DeviceContext | None = None
     places: dict[str, Where] = {}
-    optional = OptionalPaths()
     target_defaults: dict[tuple[str, str], TargetOverride] = {}
     host = HostData()
     judgement: Judgement | None = None
@@ -129,8 +127,6 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
         if contexts.device is not None:
             device = contexts.device
         places.update(contexts.places or {})
-        if contexts.optional is not None:
-            optional = contexts.optional
         target_defaults.update(contexts.targets or {})
         if contexts.host is not None:
             host = contexts.host
@@ -149,7 +145,6 @@ def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
         rules=tuple(sorted(rules, key=lambda r: r.id)),
         device=replace(device or DeviceContext(), backend_names=backend_names),
         sources=tuple(_display(p) for p in files),
-        optional=optional,
         target_defaults=defaults,
         host=host,
         judgement=judgement or load_judgement(),
@@ -171,7 +166,6 @@ class FileContexts:
 
     device: DeviceContext | None = None
     places: dict[str, Where] | None = None
-    optional: OptionalPaths | None = None
     targets: dict[tuple[str, str], TargetOverride] | None = None
     """(target, category) -> override, from `contexts.targets`."""
     host: HostData | None = None
@@ -202,14 +196,6 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
         device, device_problems = _build_device_context(contexts["device"], doc, display)
         problems.extend(device_problems)
     places = {name: where for name, raw in contexts.get("places", {}).items() if (where := _where(raw)) is not None}
-    optional = None
-    if "optional" in contexts:
-        tests = Problems(doc, display)
-        raw_optional = contexts["optional"]
-        optional = OptionalPaths(
-            frozenset(raw_optional["exceptions"]), tests.regex(raw_optional["tests"], ("contexts", "optional", "tests")), tuple(raw_optional.get("knobs", ()))
-        )
-        problems.extend(tests.items)
     targets = {
         (target, category): _target_override(raw)
         for target, section in contexts.get("targets", {}).items()
@@ -229,7 +215,7 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
         data_problems = Problems(doc, display)
         judgement = build_judgement(doc.data["judgement"], data_problems)
         problems.extend(data_problems.items)
-    return rules, FileContexts(device, places or None, optional, targets or None, host, judgement, backend_names), problems
+    return rules, FileContexts(device, places or None, targets or None, host, judgement, backend_names), problems
 
 
 DEFAULT_AFFECTS = ("training", "inference")

@@ -267,18 +267,6 @@ class DeviceContext:
 
 
 @dataclass(frozen=True, slots=True)
-class OptionalPaths:
-    """What marks code as an optional path with a fallback: `try/except ImportError`,
-    `if torch.cuda.is_available()`."""
-
-    exceptions: frozenset[str] = frozenset()
-    tests: re.Pattern[str] | None = None
-    knobs: tuple[str, ...] = ()
-    """Globs of CUDA's own settings and calls (`torch.backends.cudnn.*`): a branch that
-    only touches these carries nothing over to a TPU."""
-
-
-@dataclass(frozen=True, slots=True)
 class HostData:
     """Values known to live on the host, so that method-name rules (`.item()`, `.all()`)
     on them are no device syncs: a light flow within one function."""
@@ -310,7 +298,6 @@ class Ruleset:
     device: DeviceContext
     sources: tuple[str, ...] = ()
     """The rule files it was loaded from, for the report."""
-    optional: OptionalPaths = field(default_factory=OptionalPaths)
     target_defaults: tuple[tuple[str, str, TargetOverride], ...] = ()
     """(target, category, override) from `contexts.targets`: how a category is judged on a
     target unless a rule says otherwise."""

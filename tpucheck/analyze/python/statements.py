@@ -13,7 +13,7 @@ from typing import Any
 
 import libcst as cst
 
-from tpucheck.analyze.python import conditions, hostdata
+from tpucheck.analyze.python import conditions, hostdata, options
 from tpucheck.analyze.python.context import Guard, RoleMark
 from tpucheck.analyze.python.core import BaseWalker, Hit
 from tpucheck.analyze.python.scope import Scope, dotted, import_from_module, target_names
@@ -65,7 +65,7 @@ class StatementWalker(BaseWalker):
         available = conditions.mentions_availability(self, node.test)
         polarity = conditions.cuda_polarity(self, node.test)
         tpu = conditions.tpu_test(self, node.test)
-        option = conditions.option_polarity(self, node.test) if polarity == 0 and not tpu else 0
+        option = options.option_polarity(self, node.test) if polarity == 0 and not tpu else 0
         # A side that raises is no fallback: the other side is the only way on (and the test
         # that picks it is the place to edit, so it is reported).
         body_fails, else_fails = conditions.fails(node.body, guards.skip_raises), conditions.fails(node.orelse, guards.skip_raises)
@@ -100,19 +100,21 @@ class StatementWalker(BaseWalker):
         if node.orelse is not None:
             with self.enter(guard=else_guard, guard_test=False):
                 self.walk(node.orelse)
-            if polarity == 0 and option == 0 and not tpu and conditions.plain_flag(node.test):
+            if polarity == 0 and option == 0 and not tpu and options.plain_flag(node.test):
                 self._settle_option(node, before, middle)
 
     def _settle_option(self, node: cst.If, start: int, middle: int) -> None:
-        """`if cfg.use_xformers: <CUDA> else: <plain>`: when one side of an if on a plain
-        setting does its job with no CUDA-ism (nor another accelerator's API) and the other
-        needs CUDA, the plain side is the TPU's path and the CUDA side keeps it as a fallback."""
+        """`if cfg.use_xformers: out = <CUDA> else: out = <plain>`: when the two sides of an if
+        on a plain setting are alternatives (they bind the same names, or both return a
+        value), and one does its job with no CUDA-ism (nor another accelerator's API) while
+        the other needs CUDA, the plain side is the TPU's path and the CUDA side keeps it as
+        a fallback. (`if args.output_dir: save() else: model.cuda()` does two different jobs.)"""
         body, orelse = self.hits[start:middle], self.hits[middle:]
         cuda_body, cuda_else = any(_cuda(h) for h in body), any(_cuda(h) for h in orelse)
         if cuda_body == cuda_else:
             return
         plain = node.orelse if cuda_body else node.body
-        if plain is None or conditions.uses_other_accelerator(self, plain):
+        if plain is None or not options.alternatives(node) or conditions.uses_other_accelerator(self, plain):
             return
         test = node.test
         for hit in body if cuda_body else orelse:
@@ -217,7 +219,7 @@ class StatementWalker(BaseWalker):
         for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
             for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
                 if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
-                    code = conditions.literal_code(conditions.field_default(small.value))
+                    code = options.literal_code(options.field_default(small.value))
                     if code is not None:
                         self.options[small.target.value] = code  # a dataclass or config field: `use_liger: bool = False`
         with self.enter(
@@ -236,7 +238,7 @@ class StatementWalker(BaseWalker):
         """Parameters with a literal default are options (`use_triton=False`)."""
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             if param.default is not None:
-                code = conditions.literal_code(param.default)
+                code = options.literal_code(param.default)
                 if code is not None:
                     self.options[param.name.value] = code
 
