@@ -306,11 +306,13 @@ def precision_table(counts: dict[str, Counter[str]], label: str) -> str:
     return "\n".join(lines)
 
 
-def summarize(path: Path, by_rule: bool = False) -> str:
-    """Per repository (what issue 11 asks for), per role (tests were the worst in the
-    first audit) and, when asked, per rule (which rules to fix first)."""
-    rows = read_sheet(path)
+def summarize(paths: list[Path], by_rule: bool = False) -> str:
+    """Per repository (what issue 11 asks for), per severity (issue 23: blockers apart,
+    since a false blocker costs a gate), per role (tests were the worst in the first
+    audit) and, when asked, per rule (which rules to fix first). Several sheets are pooled."""
+    rows = [row for path in paths for row in read_sheet(path)]
     parts = [precision_table(tally(rows, "repo"), "repo")]
+    parts.append(precision_table(tally(rows, "severity"), "severity"))
     parts.append(precision_table(tally(rows, "role"), "role"))
     if by_rule:
         parts.append(precision_table(tally(rows, "rule"), "rule"))
@@ -425,6 +427,27 @@ def cmd_recheck(args: argparse.Namespace) -> int:
     return 0
 
 
+VERDICT_FIELDS = ["id", "repo", "path", "line", "rule", "severity", "category", "role", "guarded", "verdict", "note"]
+
+
+def cmd_verdicts(sheet: Path, output: Path) -> int:
+    """The verdicts of a filled sheet, without its snippets and context: the sheet quotes
+    the audited repositories' code, which is not ours to commit; the verdicts are, and with
+    the set file and seed they are reproducible (a rescan at the set's commits draws the
+    same findings)."""
+    try:
+        rows = read_sheet(sheet)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    with output.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=VERDICT_FIELDS, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({**row, "verdict": normalize(row.get("verdict", "")) or ""})
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -443,8 +466,11 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("-o", "--output", type=Path, required=True, help="Markdown audit sheet")
     s.add_argument("--csv", type=Path, help="also write the sheet as CSV")
     m = sub.add_parser("summarize", help="strict and lenient precision from a filled sheet")
-    m.add_argument("sheet", type=Path)
+    m.add_argument("sheet", type=Path, nargs="+", help="one or more filled sheets, pooled")
     m.add_argument("--by-rule", action="store_true", help="also a table per rule")
+    v = sub.add_parser("verdicts", help="a filled sheet without the quoted code: what is committed")
+    v.add_argument("sheet", type=Path)
+    v.add_argument("-o", "--output", type=Path, required=True, help="CSV of id, repo, path, line, rule, severity, role, verdict, note")
     c = sub.add_parser("recheck", help="hold a filled sheet against new scans: what still stands, what moved, what is gone")
     c.add_argument("sheet", type=Path)
     c.add_argument("--repos", type=Path, default=DEFAULT_REPOS)
@@ -459,6 +485,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.cmd == "recheck":
         return cmd_recheck(args)
+    if args.cmd == "verdicts":
+        return cmd_verdicts(args.sheet, args.output)
     if args.cmd == "sample":
         if args.reuse and not args.scans:
             ap.error("--reuse needs --scans")

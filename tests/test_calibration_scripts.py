@@ -104,7 +104,7 @@ def test_context_marks_the_line_and_shows_two_either_side(tmp_path: Path) -> Non
 
 def test_summarize_counts_strict_and_lenient_from_a_filled_markdown_sheet(tmp_path: Path) -> None:
     rows = ps.rows_for(
-        [ps.Item("o/r", {"rule": "HS001", "path": "a.py", "line": 1, "severity": "major", "role": "library"})] * 4,
+        [ps.Item("o/r", {"rule": "HS001", "path": "a.py", "line": 1, "severity": "major", "category": "host-sync", "role": "library"})] * 4,
         tmp_path, {"o/r": "o__r"},
     )
     sheet = tmp_path / "sheet.md"
@@ -113,12 +113,20 @@ def test_summarize_counts_strict_and_lenient_from_a_filled_markdown_sheet(tmp_pa
     for verdict in ("right", "wrong-severity", "false"):
         text = text.replace("verdict: \n", f"verdict: {verdict}\n", 1)
     sheet.write_text(text)
-    out = ps.summarize(sheet)
+    out = ps.summarize([sheet])
     assert "| o/r | 3 | 1 | 1 | 1 | 1 | 33 % | 67 % |" in out
+    assert "| major | 3 | 1 | 1 | 1 | 1 | 33 % | 67 % |" in out  # the severity table
+    pooled = ps.summarize([sheet, sheet])
+    assert "| o/r | 6 | 2 | 2 | 2 | 2 | 33 % | 67 % |" in pooled
     bad = tmp_path / "bad.md"
     bad.write_text(text.replace("verdict: false", "verdict: maybe"))
     with pytest.raises(ValueError):
-        ps.summarize(bad)
+        ps.summarize([bad])
+    out_csv = tmp_path / "verdicts.csv"
+    assert ps.cmd_verdicts(sheet, out_csv) == 0
+    committed = out_csv.read_text()
+    assert committed.splitlines()[0] == "id,repo,path,line,rule,severity,category,role,guarded,verdict,note"
+    assert "snippet" not in committed and committed.count(",right,") == 1 and committed.count(",false,") == 1
 
 
 def test_doc_table_states_every_repository_with_its_commit_and_bands() -> None:
