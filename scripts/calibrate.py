@@ -242,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tpucheck", help="command that runs tpucheck (default: this Python's -m tpucheck)")
     ap.add_argument("--scans", type=Path, help="keep the JSON reports here (default: a temporary folder)")
     ap.add_argument("--reuse", action="store_true", help="read reports already in --scans instead of scanning")
+    ap.add_argument("--cache", action="store_true", help="scan with the analysis cache (re-judging after a change to the judgement's constants)")
     ap.add_argument("--markdown", type=Path, help="also write the Markdown 'Measured' table to this file")
     ap.add_argument("--check", action="store_true", help="exit 1 when any repository is out of band")
     args = ap.parse_args(argv)
@@ -264,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             report, took = load_or_scan(
                 repo, args.repos, scans_dir, reuse=args.reuse, tpucheck=args.tpucheck,
-                target=args.target, jobs=args.jobs,
+                target=args.target, jobs=args.jobs, cache=args.cache,
             )
             m = measure(report)
             rows.append(Row(repo, m, judge(repo, m), None, took, note))

@@ -107,15 +107,18 @@ def scan(
     target: str | None = None,
     jobs: int | None = None,
     extra: list[str] | None = None,
+    cache: bool = False,
 ) -> tuple[dict[str, Any], float]:
     """Scan one copy with the CLI into `out_json`; return the report and the seconds taken.
 
     `--isolated` because a scanned repository's own pyproject.toml must not change how it
-    is judged; `--no-cache` so a stale cache never hides a model change.
+    is judged; `--no-cache` so a stale cache never hides a model change (`cache` keeps the
+    analysis cache, whose keys hold the rules and the code: for re-judging quickly while
+    the judgement's constants change).
     """
     cmd = shlex.split(tpucheck) if tpucheck else [sys.executable, "-m", "tpucheck"]
     cmd += ["scan", str(path), "--format", "json", "-o", str(out_json)]
-    cmd += ["--no-cache", "--isolated", "--quiet"]
+    cmd += ["--isolated", "--quiet"] + ([] if cache else ["--no-cache"])
     if target:
         cmd += ["--target", target]
     if jobs:
@@ -142,6 +145,7 @@ def load_or_scan(
     target: str | None,
     jobs: int | None,
     extra: list[str] | None = None,
+    cache: bool = False,
 ) -> tuple[dict[str, Any], float | None]:
     """The report for one repository: a fresh scan, or with `reuse` the one kept earlier."""
     out = scans_dir / f"{repo.dirname}.json"
@@ -150,4 +154,4 @@ def load_or_scan(
     path = repos_root / repo.dirname
     if not path.is_dir():
         raise ScanFailed(f"no copy at {path} (fetch it: see docs/calibration.md)")
-    return scan(path, out, tpucheck=tpucheck, target=target, jobs=jobs, extra=extra)
+    return scan(path, out, tpucheck=tpucheck, target=target, jobs=jobs, extra=extra, cache=cache)
