@@ -159,7 +159,7 @@ def test_kernels_for_another_accelerator_are_an_alternative(tmp_path: Path) -> N
     (ascend,) = [f for f in result.findings if f.path.startswith("pkg/ops/backends")]
     assert [r.to_dict() for r in ascend.because] == [
         {"rule": "alternative.other-accelerator", "evidence": "`import torch_npu` at the top of pkg/ops/backends/triton_ascend/fast.py"},
-        {"rule": "severity.kernel-fallback", "evidence": "a kernel with a working fallback: info"},
+        {"rule": "severity.kernel-fallback", "evidence": "a kernel or CUDA-only package with a working fallback: info"},
     ]
 
 

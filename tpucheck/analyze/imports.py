@@ -14,6 +14,7 @@ even in a docstring), which only ever keeps a finding at its full weight.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from tpucheck.discover.sourcetext import SourceTextError, decode
 from tpucheck.findings import Build, Import, ImportFacts
@@ -118,13 +119,43 @@ def _targets(dots: str, base: str, names: str | None, plain: str | None, *, cond
     return out
 
 
-_EXTENSION_CALL = re.compile(r"\b(?:CUDAExtension|CppExtension|Extension)\s*\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
+_EXTENSION_KINDS = ("CUDAExtension", "CppExtension", "Extension")
+_EXTENSION_ALIAS = re.compile(r"^\s*(\w+)\s*=\s*(?:CUDAExtension|CppExtension)\s*$", re.MULTILINE)
 _SOURCE = re.compile(r"['\"]([^'\"\n]+\.(?:cu|cuh))['\"]")
+_PATH_JOIN = re.compile(r"\bos\.path\.join\(([^()]*)\)")
+_LITERAL = re.compile(r"\s*['\"]([\w.\-]+)['\"]\s*")
+
+
+def _extension_call(kinds: Iterable[str]) -> re.Pattern[str]:
+    names = "|".join(re.escape(k) for k in kinds)
+    return re.compile(rf"\b(?:{names})\s*\(\s*(?:name\s*=\s*)?['\"]([\w.]+)['\"]")
+
+
+def _source_folders(text: str) -> list[str]:
+    """Folders a build file names with `os.path.join(here, "pkg", "csrc")`: where a build
+    that globs its sources (`glob(os.path.join(extensions_dir, "*.cu"))`) takes them. A
+    folder is written `pkg/csrc/`, the trailing slash saying "every source under it"."""
+    folders = []
+    for join in _PATH_JOIN.finditer(text):
+        parts = join.group(1).split(",")
+        literals: list[str] = []
+        for part in parts[1:]:
+            found = _LITERAL.fullmatch(part)
+            if found is None or "*" in found.group(1) or "." in found.group(1).strip("."):
+                break
+            literals.append(found.group(1))
+        if literals and len(literals) == len(parts) - 1:
+            folders.append("/".join(literals) + "/")
+    return sorted(set(folders))
 
 
 def extension_builds(text: str) -> list[Build]:
-    """The extensions this file builds and the CUDA sources each lists, as written."""
-    calls = list(_EXTENSION_CALL.finditer(text))
+    """The extensions this file builds and the CUDA sources each lists, as written. A build
+    class bound to a name (`extension = CUDAExtension if cuda else CppExtension` written as
+    `extension = CUDAExtension`) builds too; a build that lists no source takes the folders
+    the file joins (it globs them)."""
+    kinds = (*_EXTENSION_KINDS, *_EXTENSION_ALIAS.findall(text))
+    calls = list(_extension_call(kinds).finditer(text))
     builds = []
     for call in calls:
         depth, end = 0, text.rfind("(", call.start(), call.end())
@@ -137,5 +168,8 @@ def extension_builds(text: str) -> list[Build]:
         # `CUDAExtension("sam2._C", srcs)`: the one build of the file takes the sources the
         # file lists elsewhere (`srcs = ["sam2/csrc/connected_components.cu"]`).
         sources = _SOURCE.findall(text, call.end(), end) or (_SOURCE.findall(text) if len(calls) == 1 else [])
+        sources = [source for source in sources if "*" not in source]  # a glob's pattern, not a source
+        if not sources and len(calls) == 1:
+            sources = _source_folders(text)
         builds.append(Build(name, tuple(sources)))
     return builds

@@ -307,7 +307,11 @@ def _links(path: str, extensions: Iterable[str], declared: dict[str, set[str]] |
     stem = parts[-1].rsplit(".", 1)[0]
     folders = set(parts[:-1])
     listed = declared or {}
-    return any(stem == e or stem.startswith(e + "_") or e in folders or path in listed.get(e, ()) for e in extensions)
+    return any(
+        stem == e or stem.startswith(e + "_") or e in folders or path in listed.get(e, ())
+        or any(source.endswith("/") and path.startswith(source) for source in listed.get(e, ()))
+        for e in extensions
+    )
 
 
 def _note_builds(declared: dict[str, set[str]], path: str, builds: Iterable[Build]) -> None:
@@ -316,5 +320,6 @@ def _note_builds(declared: dict[str, set[str]], path: str, builds: Iterable[Buil
     folder = path.rpartition("/")[0]
     for build in builds:
         for source in build.sources:
-            paths = {posixpath.normpath(source), posixpath.normpath(posixpath.join(folder, source))}
+            slash = "/" if source.endswith("/") else ""  # a folder: every source under it
+            paths = {posixpath.normpath(source) + slash, posixpath.normpath(posixpath.join(folder, source)) + slash}
             declared.setdefault(build.name, set()).update(paths)

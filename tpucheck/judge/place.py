@@ -111,7 +111,9 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
         if role_reason is not None and place_role == file_role:
             because.insert(0, role_reason)
         wanted = match.severity or rule.severity
-        if guarded and rule.inventory == "kernel":
+        if guarded and (rule.inventory in placement.scoring.capped_inventories or (optional_file and result.kind == "native")):
+            # A kernel or a CUDA-only package that keeps a fallback; the launches and
+            # includes of an optional extension's source go with its kernels.
             wanted = _kernel_fallback(wanted, because, placement.scoring)
         if rule.installs_on_tpu and result.kind == "manifest":
             because.append(Reason("severity.install", f"`{match.detail or rule.name}` installs and imports on a TPU host: only its use in code is work"))
@@ -160,13 +162,14 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
 
 
 def _kernel_fallback(severity: str, because: list[Reason], scoring: Scoring) -> str:
-    """A kernel that keeps a working fallback: info when a TPU host takes the fallback by
-    itself, else at most a small check (rules/judgement.yaml `score.kernel_fallback`)."""
+    """A kernel (or a CUDA-only package) that keeps a working fallback: info when a TPU
+    host takes the fallback by itself, else at most a small check (rules/judgement.yaml
+    `score.kernel_fallback`)."""
     kept = next((r.rule for r in because if r.rule.startswith(("guard.", "fallback.", "alternative."))), None)
     cap = "info" if kept in scoring.kernel_info_guards else scoring.kernel_fallback
     lowered = SEVERITIES[max(SEVERITIES.index(severity), SEVERITIES.index(cap))]
     if lowered != severity:
-        because.append(Reason("severity.kernel-fallback", f"a kernel with a working fallback: {lowered}"))
+        because.append(Reason("severity.kernel-fallback", f"a kernel or CUDA-only package with a working fallback: {lowered}"))
     return lowered
 
 

@@ -4,7 +4,7 @@ The score models work, not findings (DESIGN.md, Judgement). Work comes in items 
 engineer would list, each priced in hours (rules/judgement.yaml `score` holds every
 constant, the README the formula):
 
-    kernel        per file: the first kernel full, each further one a quarter; a kernel
+    kernel        per file: the first kernel full, each further one a tenth; a kernel
                   copied into another folder a tenth; with a PyTorch reference, half
     stack         a CUDA-only stack (DeepSpeed, vLLM ...): its hours once, plus hours for
                   each further product file built on it
@@ -12,11 +12,12 @@ constant, the README the formula):
     mechanical    per rule and file: the first occurrence full, each further a tenth
     fallback      a CUDA path that keeps one: a fifth of its hours, at most 2 per unit
     validation    per workload of the product (training, inference): a run on the target
-                  and a numerics check
+                  and a numerics check, plus a share of the product's porting hours on
+                  that workload (each replaced part is checked against the CUDA run)
     weight        SEVERITY * CONFIDENCE, a quarter in supporting and experimental code,
                   the validation floor's own weight
     cost          sum of hours * weight                      ("weighted hours")
-    score         100 - 10 * log2(1 + cost / 8), at least 0; at most 59.9 while a kernel
+    score         100 - 10 * log2(1 + cost / 16), at least 0; at most 59.9 while a kernel
                   or a CUDA-only dependency blocks the product's main path, 89.9 while any
                   other blocker does
 
@@ -216,8 +217,26 @@ class Model:
                 out.append(self.share(finding, self.s.copy_factor))
         return out
 
-    def validation(self, workloads: Sequence[str]) -> list[Share]:
-        return [Share(None, *self.s.validation[w], self.s.validation_weight, workload=w) for w in workloads if w in self.s.validation]
+    def validation(self, workloads: Sequence[str], ported: Sequence[Share] = ()) -> list[Share]:
+        """Per workload: the floor (a run on the target and a numerics check, never 0), plus
+        `share` of the product's porting hours on that workload (each replaced part is
+        compared with the CUDA run); a part that serves several workloads is split among
+        them. Porting hours only grow with findings, so validation does too."""
+        known = [w for w in workloads if w in self.s.validation]
+        extra = {w: [0.0, 0.0] for w in known}
+        if self.s.validation_share:
+            for share in ported:
+                finding = share.finding
+                if finding is None or finding.severity == "info" or not is_product(finding):
+                    continue
+                serves = [w for w in known if w in finding.affects]
+                for w in serves:
+                    extra[w][0] += share.low * self.s.validation_share / len(serves)
+                    extra[w][1] += share.high * self.s.validation_share / len(serves)
+        return [
+            Share(None, self.s.validation[w][0] + extra[w][0], self.s.validation[w][1] + extra[w][1], self.s.validation_weight, workload=w)
+            for w in known
+        ]
 
     # -- numbers -------------------------------------------------------------------------
 
@@ -353,7 +372,8 @@ def compute_score(findings: list[Finding], rules: dict[str, Rule], judgement: Ju
     references = [op_words(f.detail, model.noise) for f in findings if f.inventory == "reference" and f.detail]
     reference_folders = frozenset(folder_of(f.path) for f in findings if f.inventory == "reference" and not is_supporting(f))
     findings = [f for f in findings if f.inventory not in FACT_INVENTORIES]
-    split = model.shares(findings, references, reference_folders) + model.validation(workloads)
+    ported = model.shares(findings, references, reference_folders)
+    split = ported + model.validation(workloads, ported)
     cost = cost_of(split)
     score = model.capped(model.score_of(cost), findings)
     by_workload = {

@@ -35,6 +35,8 @@ class Guards:
 
     availability_calls: tuple[str, ...] = ()
     """Qualified-name globs whose call asks whether CUDA or a package is there."""
+    availability_values: tuple[str, ...] = ()
+    """Names that are None when CUDA is absent (`CUDA_HOME`): a test against None asks for it."""
     availability_names: re.Pattern[str] | None = None
     """The naming convention of availability checks and flags (`is_apex_available()`,
     `HAS_TRITON`), whole names only, for those defined in other modules."""
@@ -90,6 +92,9 @@ class Scoring:
     validation: dict[str, tuple[float, float]] = field(default_factory=dict)
     """Hours per workload to run the port once on the target and check its numerics."""
     validation_weight: float = 0.5
+    validation_share: float = 0.0
+    """Hours of numerics checks per hour of porting: each replaced kernel, stack or package
+    is compared with the CUDA run, so validation grows with what was ported."""
     stack_file_hours: tuple[float, float] = (2.0, 6.0)
     """Each further product file built on a CUDA-only stack: its part of the rework."""
     kernel_info_guards: frozenset[str] = frozenset()
@@ -158,6 +163,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         rationale[key] = entry
     guards = Guards(
         availability_calls=tuple(guards_raw.get("availability_calls", ())),
+        availability_values=tuple(guards_raw.get("availability_values", ())),
         availability_names=regex(guards_raw.get("availability_names"), "guards", "availability_names"),
         import_exceptions=frozenset(guards_raw.get("import_exceptions", ())),
         call_exceptions=frozenset(guards_raw.get("call_exceptions", ())),
@@ -208,6 +214,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             capped_inventories=frozenset(score_raw["caps"]["kernel_inventories"]),
             validation={workload: _range(hours) for workload, hours in score_raw["validation"]["hours"].items()},
             validation_weight=float(score_raw["validation"]["weight"]),
+            validation_share=float(score_raw["validation"].get("share", 0.0)),
             stack_file_hours=_range(score_raw["stack_file_hours"]),
             kernel_info_guards=frozenset(score_raw["kernel_fallback"]["info"]),
             kernel_fallback=score_raw["kernel_fallback"]["otherwise"],

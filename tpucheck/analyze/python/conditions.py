@@ -134,6 +134,10 @@ def availability_test(names: Names, node: cst.BaseExpression) -> bool:
             return True
         parts = dotted(node.func)
         return parts is not None and pattern is not None and pattern.fullmatch(parts[-1]) is not None and not (qualified or "").startswith("builtins.")
+    if isinstance(node, (cst.Name, cst.Attribute)) and guards.availability_values:
+        qualified = names.qualified(node)
+        if qualified is not None and qualified in guards.availability_values:
+            return True
     if isinstance(node, cst.Name):
         return node.value in names.flags or (pattern is not None and pattern.fullmatch(node.value) is not None and node.value.isupper())
     if isinstance(node, cst.Attribute):
@@ -215,7 +219,7 @@ def cuda_polarity(names: Names, test: cst.BaseExpression) -> int:
         if count:
             return count
         if not any(_cuda_string(o) for o in operands):
-            return 0
+            return _availability_polarity(names, test)  # `CUDA_HOME is not None`
         if not any(is_device_operand(names, o) for o in operands):
             return 0
         if isinstance(comparison.operator, (cst.Equal, cst.In, cst.Is)):
@@ -379,6 +383,26 @@ def cuda_settings_only(names: Names, suite: cst.BaseSuite) -> bool:
                 return False
             if named is None or not any(fnmatchcase(named, pattern) for pattern in names.index.guards.knobs):
                 return False
+    return True
+
+
+def reports_only(names: Names, suite: cst.BaseSuite | None) -> bool:
+    """A branch that only reports (`print`, a log call, or text added to a message:
+    `DESCRIPTION += "Running on CPU"`): the device test in front of it picks words, not a
+    path, so a TPU loses nothing there. Any other statement, an assignment of text too
+    (`device = "cuda"`), is a path."""
+    statements = getattr(suite, "body", ())
+    if not statements:
+        return False
+    for statement in statements:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for small in statement.body:
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and quiet_call(small.value, names):
+                continue
+            if isinstance(small, cst.AugAssign) and isinstance(small.value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+                continue  # text added to a message; `device = "cuda"` (an Assign) is a choice
+            return False
     return True
 
 
