@@ -106,7 +106,7 @@ def scan_command(
     no_gitignore: bool = typer.Option(False, "--no-gitignore", help="Scan files that .gitignore excludes too."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, metavar="N", help="Worker processes (default: all cores)."),
     max_file_size: int | None = typer.Option(None, "--max-file-size", min=1, metavar="BYTES", help="Skip files larger than this many bytes (default 5 MiB)."),
-    no_prefilter: bool = typer.Option(False, "--no-prefilter", help="Parse every Python file, even those that mention nothing a rule looks for."),
+    no_prefilter: bool = typer.Option(False, "--no-prefilter", help="Parse every Python file whole, with neither prefilter nor screen (the same findings, slower)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, no notes on stderr."),
     show_all: bool = typer.Option(False, "--show-all", help="List every finding in the terminal report (default: the first 40)."),
     max_findings: int | None = typer.Option(None, "--max-findings", min=0, metavar="N", help="List at most N findings in the terminal report."),

@@ -1,4 +1,4 @@
-"""The Python analyzer: prefilter, one libcst parse, one batched walk, targeted positions."""
+"""The Python analyzer: prefilter and screen, one libcst parse, one batched walk, targeted positions."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from tpucheck.analyze.python.nesting import (
     refusal,
 )
 from tpucheck.analyze.python.positions import node_ranges
+from tpucheck.analyze.python.screen import screen
 from tpucheck.analyze.python.walker import Hit, Walker
 from tpucheck.findings import (
     RawMatch,
@@ -104,6 +105,11 @@ def parse_python(text: str) -> cst.Module:
     refused = refusal(text)
     if refused is not None:
         raise ParseFailure(*refused)
+    return _parse(text)
+
+
+def _parse(text: str) -> cst.Module:
+    """libcst's parse of text already checked by `refusal`."""
     try:
         return cst.parse_module(text)
     except Exception as exc:  # libcst raises ParserSyntaxError, RecursionError, or a Rust panic
@@ -115,18 +121,35 @@ def parse_python(text: str) -> cst.Module:
 
 
 def analyze_source(text: str, index: PythonIndex, *, prefilter: bool = True) -> PythonAnalysis:
-    """Analyze Python source text. Never raises for bad input: errors come back as data."""
+    """Analyze Python source text. Never raises for bad input: errors come back as data.
+
+    With `prefilter`, files that contain none of the rules' needles are not parsed, and
+    the others go through the screen (screen.py): `ast` decides whether anything can
+    match and which function bodies libcst need not parse. The matches are the same
+    either way."""
     result = PythonAnalysis()
     if prefilter and not index.candidate(text):
         return result
+    refused = refusal(text)
+    if refused is not None:
+        result.error_kind, result.error_message = refused
+        return result
+    parsed = text
+    if prefilter:
+        screened = screen(text, index)
+        if screened.text is None:
+            return result
+        parsed = screened.text
     try:
-        module = parse_python(text)
+        module = _parse(parsed)
     except ParseFailure as exc:
+        if parsed is not text:  # the error, if any, is the whole file's
+            return analyze_source(text, index, prefilter=False)
         result.error_kind, result.error_message = exc.kind, exc.message
         return result
     result.parsed = True
     try:
-        result.matches = _matches(text, module, index)
+        result.matches = _matches(parsed, module, index)
     except RecursionError:
         result.error_kind, result.error_message = "too-deep", "nesting too deep to analyze"
     return result
