@@ -187,9 +187,14 @@ def reachability_of(
                 stack.append(target)
     optional_files = frozenset(path for dotted, path in graph.modules.items() if dotted not in required)
     evidence: dict[str, Reason] = {}
+    first_importer: dict[str, str] = {}  # module -> the first module importing it conditionally
+    for importer_module, sites in edges.items():
+        for target, conditional in sites:
+            if conditional:
+                first_importer.setdefault(target, importer_module)
     for dotted, path in graph.modules.items():
         if dotted not in required:
-            importer = next((graph.modules[m] for m, sites in edges.items() for t, c in sites if t == dotted and c), None)
+            importer = graph.modules[first_importer[dotted]] if dotted in first_importer else None
             if importer is not None:
                 evidence[path] = Reason("fallback.optional-module", f"{path} is only imported inside a try, a function or TYPE_CHECKING (by {importer})")
     ext_required = {name for name, sites in external.items() if any(m in required and not c for m, c in sites)}

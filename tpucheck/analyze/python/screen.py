@@ -40,7 +40,6 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -96,9 +95,9 @@ class _Body:
     `add_argument` flags, class fields."""
     fields: set[str] = field(default_factory=set)
     """`self.<field>`s assigned here."""
-    called: Counter[str] = field(default_factory=Counter)
+    called: set[str] = field(default_factory=set)
     """Plain names called here (`f(x)`): a call reads a function's host-data mark."""
-    read: Counter[str] = field(default_factory=Counter)
+    read: set[str] = field(default_factory=set)
     """Attribute names read here (`self.f`)."""
     tested: set[str] = field(default_factory=set)
     """Names and attributes in the tests of its `if`s: where an option is read."""
@@ -164,7 +163,7 @@ class _Collector:
                 body.calls.append(node)
                 func = node.func
                 if type(func) is ast.Name:
-                    called[func.id] += 1
+                    called.add(func.id)
                 elif type(func) is ast.Attribute and func.attr == "add_argument":
                     _note_argument(node, body)
                 push(func)
@@ -198,11 +197,7 @@ class _Collector:
                         body.returns = True
                     push(node.value)
             elif type(node) is ast.If:
-                for item in ast.walk(node.test):
-                    if type(item) is ast.Name:
-                        body.tested.add(item.id)
-                    elif type(item) is ast.Attribute:
-                        body.tested.add(item.attr)
+                _tested(node.test, body.tested)
                 push(node.test)
                 extend(node.body)
                 extend(node.orelse)
@@ -218,10 +213,10 @@ class _Collector:
             if type(base) is ast.Name and base.id == "self":
                 body.fields.add(node.attr)
         else:
-            read[node.attr] += 1
+            read.add(node.attr)
         while type(base) is ast.Attribute:
             parts.append(base.attr)
-            read[base.attr] += 1
+            read.add(base.attr)
             base = base.value
         body.attributes.update(parts)
         if type(base) is ast.Name:
@@ -341,6 +336,25 @@ class _Collector:
             body.imports.append(f"{module}.{alias.name}")
 
 
+def _tested(test: ast.expr, names: set[str]) -> None:
+    """The names an `if` test may read an option by (`conditions.option_polarity`): the last
+    part of a dotted name that is the test, or is under `not`, `and`/`or` or a comparison."""
+    stack = [test]
+    while stack:
+        node = stack.pop()
+        if type(node) is ast.Name:
+            names.add(node.id)
+        elif type(node) is ast.Attribute:
+            names.add(node.attr)
+        elif type(node) is ast.UnaryOp:
+            stack.append(node.operand)
+        elif type(node) is ast.BoolOp:
+            stack.extend(node.values)
+        elif type(node) is ast.Compare:
+            stack.append(node.left)
+            stack.extend(node.comparators)
+
+
 def _note_argument(node: ast.Call, body: _Body) -> None:
     """`parser.add_argument("--use-liger", ...)` declares the option `use_liger`."""
     for value in (*node.args, *(k.value for k in node.keywords if k.arg == "dest")):
@@ -453,7 +467,8 @@ class _Check:
         self.index = index
         self.resolver = resolver
         self.lines = lines
-        self.strings = [m for _, m in index.strings if m.regex is not None]
+        self.strings = [(m.regex, string_needle(m.regex)) for _, m in index.strings if m.regex is not None]
+        """Each string matcher's regex, and the word every value it matches starts with."""
         self.other = index.other_accelerator_apis
 
     def body(self, body: _Body) -> bool:
@@ -491,7 +506,7 @@ class _Check:
         return False
 
     def string(self, value: str) -> bool:
-        return any(m.regex.fullmatch(value) for m in self.strings)  # type: ignore[union-attr]
+        return any(regex.fullmatch(value) for regex, _ in self.strings)
 
     def fstring(self, node: ast.JoinedStr, value: str | None) -> bool:
         if value is not None:
@@ -499,7 +514,7 @@ class _Check:
         # libcst reads the text as written: a matcher whose values start with a literal
         # word needs it in the source, and only then is the source read as libcst does
         source = self.lines.segment(node)
-        if source is not None and all((needle := string_needle(m.regex)) is not None and needle not in source for m in self.strings):  # type: ignore[arg-type]
+        if source is not None and all(needle is not None and needle not in source for _, needle in self.strings):
             return False
         written = self.libcst_string(node)
         return written is None or self.string(written)
@@ -559,14 +574,13 @@ class _Check:
     def values(self, node: ast.expr) -> list[str] | None:
         """The values an argument constraint tests (`constraints._values`; a superset), or
         None when they cannot be told."""
-        kind = type(node)
         items: list[ast.expr] | None = None
-        if kind is ast.List or kind is ast.Tuple or kind is ast.Set:
-            items = node.elts  # type: ignore[attr-defined]
-        elif kind is ast.IfExp:
-            items = [node.body, node.orelse]  # type: ignore[attr-defined]
-        elif kind is ast.Dict:
-            items = node.values  # type: ignore[attr-defined]
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            items = node.elts
+        elif isinstance(node, ast.IfExp):
+            items = [node.body, node.orelse]
+        elif isinstance(node, ast.Dict):
+            items = node.values
         if items is None:
             return self.literal_values(node)
         found: list[str] = []
@@ -578,36 +592,39 @@ class _Check:
         return found
 
     def literal_values(self, node: ast.expr) -> list[str] | None:
-        kind = type(node)
-        if kind is ast.Constant:
-            value = node.value  # type: ignore[attr-defined]
-            if type(value) is str:
+        """`constraints.literal_value`, read from `ast` (None: cannot be told)."""
+        if isinstance(node, ast.Constant):
+            value = node.value
+            if isinstance(value, str):
                 return [value]
             if value is True or value is False or value is None:
                 return [str(value)]
             if type(value) is int or type(value) is float:
-                written = self.lines.segment(node)  # libcst compares a number as written (`1_000`, `0x10`)
-                return None if written is None else [written]
+                return self.written(node)
             return []  # bytes, an ellipsis, an imaginary number: no value libcst reads
-        if kind is ast.Name or kind is ast.Attribute:
+        if isinstance(node, (ast.Name, ast.Attribute)):
             parts = _dotted(node)
             return [] if parts is None else [*self.resolver.qualified(parts), ".".join(parts)]
-        if kind is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
-            if type(func) is not ast.Name and type(func) is not ast.Attribute:
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, (ast.Name, ast.Attribute)):
                 return []
-            callee = self.literal_values(func)
+            callee = self.literal_values(node.func)
             return None if callee is None else [f"{c}()" for c in callee]
-        if kind is ast.UnaryOp and type(node.op) is ast.USub and type(node.operand) is ast.Constant:  # type: ignore[attr-defined]
-            operand = node.operand  # type: ignore[attr-defined]
-            if type(operand.value) is int or type(operand.value) is float:
-                written = self.lines.segment(operand)
-                return None if written is None else [f"-{written}"]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+            number = node.operand
+            if type(number.value) is int or type(number.value) is float:
+                written = self.written(number)
+                return None if written is None else [f"-{v}" for v in written]
             return []
         if isinstance(node, ast.JoinedStr):
-            value = self.libcst_string(node)
-            return None if value is None else [value]
+            text = self.libcst_string(node)
+            return None if text is None else [text]
         return []
+
+    def written(self, number: ast.Constant) -> list[str] | None:
+        """A number as written: libcst compares its source text (`1_000`, `0x10`)."""
+        text = self.lines.segment(number)
+        return None if text is None else [text]
 
     def libcst_string(self, node: ast.JoinedStr) -> str | None:
         """The value libcst reads for an f-string (text parts as written), from its source."""
@@ -683,8 +700,8 @@ def _hollow(bodies: list[_Body], lines: list[str]) -> list[tuple[int, int, str]]
             elif body in candidates:
                 gone.add(body)
                 outermost.append(body)
-        called: Counter[str] = Counter()
-        read: Counter[str] = Counter()
+        called: set[str] = set()
+        read: set[str] = set()
         tested: set[str] = set()
         for body in bodies:
             if body not in gone:
@@ -697,7 +714,7 @@ def _hollow(bodies: list[_Body], lines: list[str]) -> list[tuple[int, int, str]]
         candidates.difference_update(used)
 
 
-def _self_contained(body: _Body, called: Counter[str], read: Counter[str], tested: set[str], marked: set[str]) -> bool:
+def _self_contained(body: _Body, called: set[str], read: set[str], tested: set[str], marked: set[str]) -> bool:
     """Whether the kept code (whose calls, reads and tests are given) uses nothing this
     body decides: no function that may return host data is (re)defined in it and called,
     no field set in it is read, no option declared in it is tested by an `if`."""
