@@ -43,13 +43,13 @@ import sys
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import tpucheck
 from tpucheck.findings import Build, FileResult, Import, ImportFacts, RawMatch, Reason, ScanError, Span, Suppression
 from tpucheck.jsontypes import expect_bool, expect_int, expect_list, expect_str, optional_str
 from tpucheck.ruleset.model import Ruleset
+from tpucheck.ruleset.store import code_digest, user_cache_dir
 
 CACHE_DIRNAME = ".tpucheck_cache"
 """Discovery never walks into a directory of this name (`ALWAYS_SKIPPED_DIRS`)."""
@@ -148,27 +148,6 @@ def ruleset_digest(ruleset: Ruleset) -> str:
     return _sha256(_canonical(_stable(ruleset)).encode("utf-8"))
 
 
-_CODE_DIGEST: str | None = None
-
-
-def code_digest() -> str:
-    """Of the package's own source: a development checkout changes analyzers without
-    changing `__version__`, and stale results would then look like real ones."""
-    global _CODE_DIGEST
-    if _CODE_DIGEST is None:
-        hasher = hashlib.sha256()
-        package = Path(tpucheck.__file__).resolve().parent
-        try:
-            sources = sorted(p for p in package.rglob("*.py") if "__pycache__" not in p.parts)
-            for source in sources:
-                hasher.update(source.relative_to(package).as_posix().encode("utf-8") + b"\0")
-                hasher.update(source.read_bytes() + b"\0")
-        except OSError:
-            hasher.update(b"unreadable package source")
-        _CODE_DIGEST = hasher.hexdigest()
-    return _CODE_DIGEST
-
-
 def _libcst_version() -> str:
     try:
         from libcst._version import __version__ as version
@@ -181,8 +160,7 @@ SECRET_ENV = "TPUCHECK_CACHE_SECRET"
 
 
 def _secret_path() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "tpucheck", "cache-secret")
+    return os.path.join(user_cache_dir(), "cache-secret")
 
 
 def machine_secret() -> str | None:
