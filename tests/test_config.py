@@ -555,3 +555,19 @@ def test_every_example_in_the_init_template_loads_cleanly(tmp_path: Path, pyproj
     select_rules(ruleset, config.select or (), config.ignore)
     for _pattern, refs in config.per_file_ignores:
         select_rules(ruleset, refs)
+
+
+def test_the_schema_is_the_one_list_of_keys_and_choices() -> None:
+    """The config's JSON Schema documents every key and is what validates them (issue 25):
+    its choices are the report formats, severities and targets the code knows."""
+    from tpucheck.config.file import KNOWN_KEYS, config_schema
+    from tpucheck.config.formats import FORMAT_NAMES
+    from tpucheck.findings import SEVERITIES
+    from tpucheck.ruleset.model import TARGETS
+
+    properties = config_schema()["properties"]
+    assert tuple(properties["format"]["enum"]) == FORMAT_NAMES
+    assert tuple(properties["fail-on"]["enum"]) == SEVERITIES
+    assert tuple(properties["target"]["enum"]) == TARGETS
+    assert tuple(properties) == KNOWN_KEYS
+    assert all(spec.get("description") for spec in properties.values())

@@ -127,3 +127,56 @@ def test_the_root_imports_nothing_eagerly() -> None:
         if isinstance(node, (ast.Import, ast.ImportFrom)) and (getattr(node, "module", "") or "").startswith("tpucheck")
     ]  # fmt: skip
     assert eager == []
+
+
+def _module_graph() -> dict[str, set[str]]:
+    return {module_name(p): {t for t in imports(p) if t != module_name(p) and t != "tpucheck"} for p in MODULES}
+
+
+def test_no_import_circle_between_modules() -> None:
+    """Counting lazy imports and those under TYPE_CHECKING: a circle is a seam in the
+    wrong place, whatever hides it at run time (a package importing its own submodules
+    in its `__init__` is no circle)."""
+    graph = _module_graph()
+
+    def inside(a: str, b: str) -> bool:
+        return b.startswith(a + ".")
+
+    edges = {m: {t for t in targets if t in graph and not inside(m, t)} for m, targets in graph.items()}
+    seen: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        seen[node] = 1
+        for target in sorted(edges[node]):
+            if seen.get(target) == 1:
+                cycles.append(path[path.index(target):] + [target] if target in path else [node, target])
+            elif target not in seen:
+                visit(target, [*path, target])
+        seen[node] = 2
+
+    for start in sorted(edges):
+        if start not in seen:
+            visit(start, [start])
+    assert cycles == []
+
+
+def test_no_module_imports_a_private_name_of_another() -> None:
+    wrong = []
+    for path in MODULES:
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tpucheck"):
+                wrong += [f"{module_name(path)}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+    assert wrong == []
+
+
+def test_few_type_ignores() -> None:
+    found = [f"{p.relative_to(PACKAGE)}:{n}" for p in MODULES for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if "type: ignore" in line]
+    assert len(found) <= TYPE_IGNORE_LIMIT, found
+
+
+def test_the_top_level_is_the_entry_points_and_the_shared_types() -> None:
+    """Stage packages hold the pipeline; at the top only what every stage shares (the
+    findings, the result, JSON reading) and the entry points (API, engine, CLI)."""
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= TOP_LEVEL_LIMIT, top

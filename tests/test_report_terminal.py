@@ -53,7 +53,7 @@ def test_fits_the_width_and_cuts_no_word(result: ScanResult, width: int, colour:
 def test_ends_with_the_verdict(result: ScanResult) -> None:
     tail = render(result, width=80).rstrip().splitlines()[-6:]
     text = "\n".join(tail)
-    assert "TPU readiness 59.0/100" in text
+    assert "TPU readiness 57.6/100" in text
     assert "grade D" in text
     assert "effort " in text
     assert re.search(r"\d+ blocker, \d+ major, \d+ minor, \d+ info · target TorchTPU", text)

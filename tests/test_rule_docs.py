@@ -244,7 +244,7 @@ def test_explain_unknown_rule(query: str, suggested: str) -> None:
 
 RULE_FIELDS = {
     "id", "name", "category", "severity", "confidence", "affects", "effort", "message", "fix", "docs",
-    "inventory", "where", "supersedes", "codemod", "match", "examples", "source", "help_uri",
+    "inventory", "where", "supersedes", "ops", "codemod", "match", "examples", "source", "help_uri",
 }
 
 

@@ -45,7 +45,7 @@ def test_yaml_syntax_error_has_line() -> None:
 
 def test_unknown_matcher_names_rule_and_line() -> None:
     assert problems(GOOD.replace("      call: torch", "      calls: torch")) == [
-        "r.yaml:12: rule X001 match: unknown matcher: expected one of call, reference, import, decorator, method, keyword, attribute, string, native, dependency, file, define, runtime"
+        "r.yaml:12: rule X001 match: unknown matcher: expected one of call, reference, import, decorator, method, keyword, attribute, string, native, dependency, file, define, config, option, runtime"
     ]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tpucheck.analyze.python import PythonIndex, build_python_index
-from tpucheck.analyze.textfiles import file_globs
+from tpucheck.analyze.textfiles import OTHER_KINDS, file_globs
 from tpucheck.findings import FileResult, ScanError
 from tpucheck.ruleset.model import Rule, Ruleset
 
@@ -23,6 +23,7 @@ class AnalysisContext:
     python: PythonIndex
     native: list[Rule] = field(default_factory=list)
     files: list[Rule] = field(default_factory=list)
+    """Rules with `file`, `config` or `option` matchers: what files of kind "other" are read for."""
     dependency: list[Rule] = field(default_factory=list)
     prefilter: bool = True
 
@@ -39,7 +40,7 @@ def build_context(ruleset: Ruleset, *, prefilter: bool = True) -> AnalysisContex
         ruleset=ruleset,
         python=build_python_index(ruleset),
         native=having("native"),
-        files=having("file"),
+        files=[r for r in ruleset.rules if r.kinds() & OTHER_KINDS],
         dependency=having("dependency"),
         prefilter=prefilter,
     )
@@ -67,7 +68,9 @@ def analyze_text(path: str, kinds: tuple[str, ...], text: str, context: Analysis
 
 
 def _analyze_kind(kind: str, path: str, text: str, context: AnalysisContext, result: FileResult) -> None:
+    from tpucheck.analyze.configs import analyze_config
     from tpucheck.analyze.deps import match_requirements
+    from tpucheck.analyze.launch import analyze_launch
     from tpucheck.analyze.manifests import ManifestError, parse_manifest
     from tpucheck.analyze.native import analyze_native
     from tpucheck.analyze.notebook_analysis import analyze_notebook
@@ -75,7 +78,7 @@ def _analyze_kind(kind: str, path: str, text: str, context: AnalysisContext, res
     from tpucheck.analyze.textfiles import analyze_textfile
 
     if kind == "python":
-        analysis = analyze_source(text, context.python, prefilter=context.prefilter)
+        analysis = analyze_source(text, context.python, prefilter=context.prefilter, path=path)
         result.parsed = analysis.parsed
         result.matches.extend(analysis.matches)
         if analysis.error_kind is not None:
@@ -100,3 +103,5 @@ def _analyze_kind(kind: str, path: str, text: str, context: AnalysisContext, res
     elif kind == "other":
         result.parsed = True
         result.matches.extend(analyze_textfile(path, text, context.files))
+        result.matches.extend(analyze_config(path, text, context.files))
+        result.matches.extend(analyze_launch(path, text, context.files))

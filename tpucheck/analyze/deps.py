@@ -15,7 +15,7 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 
 from tpucheck.analyze.manifests import Requirement
-from tpucheck.findings import RawMatch, Span, normalize_snippet, severity_rank
+from tpucheck.findings import RawMatch, Reason, Span, normalize_snippet, severity_rank
 from tpucheck.ruleset.model import Rule
 
 OPTIONAL_CAP = "major"
@@ -35,6 +35,8 @@ def match_requirements(requirements: list[Requirement], rules: list[Rule]) -> li
                 if matcher.regex is not None and not matcher.regex.search(requirement.spec):
                     continue
                 if matcher.regex is None and requirement.kind != "package":
+                    continue
+                if matcher.outside is not None and not matcher.outside.missed_by(requirement.spec):
                     continue
                 matches.extend(_match(rule, requirement, seen))
                 break
@@ -59,5 +61,6 @@ def _match(rule: Rule, requirement: Requirement, seen: set[tuple[str, str, str]]
             guarded=True,
             detail=f"{requirement.name or requirement.spec} [extra: {requirement.extra}]",
             severity=capped,
+            reasons=(Reason("guard.optional-extra", f"in the optional extra `{requirement.extra}`", requirement.line),),
         )
     ]

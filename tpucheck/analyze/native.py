@@ -9,11 +9,11 @@ positions stay exact.
 from __future__ import annotations
 
 import re
-from fnmatch import fnmatchcase
 
 from tpucheck.discover.textpos import NEWLINES_ONLY, LineIndex
 from tpucheck.findings import RawMatch, normalize_snippet
 from tpucheck.ruleset.model import Rule
+from tpucheck.ruleset.names import path_matches
 
 _TOKENS = re.compile(
     r"""//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'""",
@@ -35,12 +35,6 @@ def blank_comments(text: str) -> str:
         return re.sub(r"[^\n]", " ", found.group())
 
     return _TOKENS.sub(blank, text)
-
-
-def path_matches(path: str, patterns: tuple[str, ...]) -> bool:
-    """A pattern without a slash matches the file name at any depth, as in .gitignore."""
-    name = path.rsplit("/", 1)[-1]
-    return any(fnmatchcase(path if "/" in p else name, p.lstrip("/")) for p in patterns)
 
 
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(?P<macro>[A-Za-z_]\w*)\((?P<body>(?:[^\n]*\\\n)*[^\n]*)", re.M)

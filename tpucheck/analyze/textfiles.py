@@ -5,16 +5,25 @@ from __future__ import annotations
 
 import re
 
-from tpucheck.analyze.native import path_matches
 from tpucheck.findings import RawMatch, Span, normalize_snippet
 from tpucheck.ruleset.model import Rule
+from tpucheck.ruleset.names import path_matches
 
 _COMMENT = re.compile(r"(^|\s)#.*$")
 
 
+OTHER_KINDS = frozenset({"file", "config", "option"})
+"""Matcher kinds that read files of kind "other": by path and line (`file`), by key path
+(`config`, analyze/configs.py) or by command-line option (`option`, analyze/launch.py)."""
+
+
 def file_globs(rules: list[Rule]) -> tuple[str, ...]:
     """The globs discovery must list as "other" files for these rules."""
-    return tuple(dict.fromkeys(p for r in rules for m in r.matchers if m.kind == "file" for p in m.patterns))
+    return tuple(
+        dict.fromkeys(
+            p for r in rules for m in r.matchers if m.kind in OTHER_KINDS for p in (m.patterns if m.kind == "file" else m.files)
+        )
+    )
 
 
 def analyze_textfile(path: str, text: str, rules: list[Rule]) -> list[RawMatch]:

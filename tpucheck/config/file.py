@@ -50,17 +50,18 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pathspec
 
 from tpucheck.config.formats import FORMAT_NAMES
 from tpucheck.discover.textpos import TomlLocator, toml_syntax_error
-from tpucheck.findings import SEVERITIES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -298,15 +299,20 @@ class _Checker:
         self.ref_lines: list[tuple[str, str, int | None]] = []
 
     def run(self, settings: dict[str, Any]) -> Config:
+        """Each key checked against its part of the config's JSON Schema
+        (tpucheck/schema/config.schema.json, which also documents it), then converted:
+        paths resolved, rule refs recorded with their lines, patterns and globs checked
+        entry by entry."""
         values: dict[str, Any] = {}
+        properties = config_schema()["properties"]
         for key, value in settings.items():
-            spec = _KEYS.get(key)
+            spec = properties.get(key)
             if spec is None:
                 self.report(_key_text(key), self._unknown(key), self.line((key,)))
                 continue
-            attribute, check = spec
             try:
-                values[attribute] = check(value, self, key)
+                _validate(spec, value, self.formats() if key == "format" else None)
+                values[spec["x-attribute"]] = _CONVERT[spec.get("x-convert", "value")](value, self, key)
             except _Invalid as exc:
                 self.report(key, str(exc), self.line((key,)))
         return Config(path=self.path, problems=tuple(self.problems), rule_ref_lines=tuple(self.ref_lines), **values)
@@ -329,88 +335,39 @@ class _Checker:
         return self._formats
 
     def _unknown(self, key: str) -> str:
-        hint = key.replace("_", "-") if key.replace("_", "-") in _KEYS else None
-        hint = hint or next(iter(difflib.get_close_matches(key, list(_KEYS), n=1, cutoff=0.6)), None)
+        hint = key.replace("_", "-") if key.replace("_", "-") in KNOWN_KEYS else None
+        hint = hint or next(iter(difflib.get_close_matches(key, list(KNOWN_KEYS), n=1, cutoff=0.6)), None)
         if hint:
             return f"unknown key; did you mean {hint}?"
         if key == "tool" and not self.prefix:
             return "unknown key: this file takes its settings as top-level keys, without a [tool.tpucheck] header"
-        return f"unknown key; known keys are {', '.join(_KEYS)}"
+        return f"unknown key; known keys are {', '.join(KNOWN_KEYS)}"
 
 
 # --------------------------------------------------------------------------- checks
 
 
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+@lru_cache(maxsize=1)
+def config_schema() -> dict[str, Any]:
+    """The config's JSON Schema: what each key takes, and what a wrong value is told."""
+    return json.loads(resources.files("tpucheck").joinpath("schema/config.schema.json").read_text(encoding="utf-8"))
 
 
-def _fail_under(value: object, checker: _Checker, key: str) -> float:
-    number = _number(value)
-    if number is None or not 0 <= number <= 100:
-        raise _Invalid(f"expected a number from 0 to 100, got {_show(value)}")
-    return number
-
-
-def _one_of(value: object, choices: Sequence[str]) -> str:
-    if isinstance(value, str) and value in choices:
-        return value
-    close = difflib.get_close_matches(value, choices, n=1) if isinstance(value, str) else []
-    hint = f"; did you mean {close[0]}?" if close else ""
-    raise _Invalid(f"expected one of {', '.join(choices)}, got {_show(value)}{hint}")
-
-
-def _fail_on(value: object, checker: _Checker, key: str) -> str:
-    return _one_of(value, SEVERITIES)
-
-
-def _target(value: object, checker: _Checker, key: str) -> str:
-    from tpucheck.ruleset.model import TARGETS
-
-    return _one_of(value, TARGETS)
-
-
-def _format(value: object, checker: _Checker, key: str) -> str:
-    return _one_of(value, checker.formats())
-
-
-def _whole(value: object, what: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise _Invalid(f"expected {what}, got {_show(value)}")
-    return value
-
-
-def _jobs(value: object, checker: _Checker, key: str) -> int:
-    return _whole(value, "a whole number of worker processes, at least 1")
-
-
-def _max_file_size(value: object, checker: _Checker, key: str) -> int:
-    return _whole(value, "a whole number of bytes, at least 1")
-
-
-def _file_time_budget(value: object, checker: _Checker, key: str) -> float:
-    number = _number(value)
-    if number is None or not 0 < number < math.inf:
-        raise _Invalid(f"expected a number of seconds greater than 0, got {_show(value)}")
-    return number
-
-
-def _flag(value: object, checker: _Checker, key: str) -> bool:
-    if not isinstance(value, bool):
-        raise _Invalid(f"expected true or false, got {_show(value)}")
-    return value
-
-
-def _path(value: object, checker: _Checker, key: str) -> Path:
-    if not isinstance(value, str) or not value.strip():
-        raise _Invalid(f"expected a path (a non-empty string), got {_show(value)}")
-    return checker.resolve(value)
-
-
-def _strings(value: object) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise _Invalid(f"expected a list of strings, got {_show(value)}")
-    return value
+def _validate(spec: dict[str, Any], value: object, choices: tuple[str, ...] | None) -> None:
+    """Raise `_Invalid` with the friendly message when `value` breaks `spec`: "expected
+    <what the schema says>, got <the value as TOML writes it>", with a "did you mean" for
+    a misspelt choice. Strict as TOML is: a bool is not a number."""
+    if choices is not None or "enum" in spec:
+        allowed = choices if choices is not None else tuple(spec["enum"])
+        if isinstance(value, str) and value in allowed:
+            return
+        close = difflib.get_close_matches(value, allowed, n=1) if isinstance(value, str) else []
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise _Invalid(f"expected one of {', '.join(allowed)}, got {_show(value)}{hint}")
+    wrong = (isinstance(value, bool) and spec.get("type") in ("number", "integer")) or (spec.get("type") == "integer" and not isinstance(value, int))
+    finite = not spec.get("x-finite") or (isinstance(value, (int, float)) and math.isfinite(value))
+    if wrong or not finite or next(jsonschema.Draft202012Validator(spec).iter_errors(value), None) is not None:
+        raise _Invalid(f"expected {spec['x-expected']}, got {_show(value)}")
 
 
 def _refs(value: object) -> tuple[str, ...]:
@@ -429,7 +386,8 @@ def _rule_refs(value: object, checker: _Checker, key: str) -> tuple[str, ...]:
 def _exclude(value: object, checker: _Checker, key: str) -> tuple[str, ...]:
     """A bad pattern is dropped alone; negations are fine here, as in a .gitignore."""
     kept = []
-    for pattern in _strings(value):
+    assert isinstance(value, list)
+    for pattern in value:
         problem = _pattern_problem(pattern, negation=True)
         if problem is None:
             kept.append(pattern)
@@ -453,8 +411,7 @@ def _pattern_problem(pattern: str, *, negation: bool) -> str | None:
 
 
 def _per_file_ignores(value: object, checker: _Checker, key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    if not isinstance(value, dict):
-        raise _Invalid(f'expected a table of glob = [rules] (e.g. "tests/**" = ["host-sync"]), got {_show(value)}')
+    assert isinstance(value, dict)
     entries = []
     for pattern, refs in value.items():
         entry = _entry_key(pattern)
@@ -478,7 +435,8 @@ def _extend_rules(value: object, checker: _Checker, key: str) -> tuple[Path, ...
     reads every .yaml/.yml of a directory it is given, and a rule loaded twice is a
     duplicate-id error."""
     found: dict[Path, None] = {}
-    for entry in _strings(value):
+    assert isinstance(value, list)
+    for entry in value:
         try:
             found.update(dict.fromkeys(_rule_paths(entry, checker.directory)))
         except _Invalid as exc:
@@ -509,28 +467,20 @@ def _rule_paths(entry: str, directory: Path) -> list[Path]:
     return files
 
 
-Check = Callable[[Any, _Checker, str], Any]
+Convert = Callable[[Any, _Checker, str], Any]
 
-_KEYS: dict[str, tuple[str, Check]] = {
-    "select": ("select", _rule_refs),
-    "ignore": ("ignore", _rule_refs),
-    "per-file-ignores": ("per_file_ignores", _per_file_ignores),
-    "exclude": ("exclude", _exclude),
-    "extend-rules": ("extend_rules", _extend_rules),
-    "fail-under": ("fail_under", _fail_under),
-    "fail-on": ("fail_on", _fail_on),
-    "target": ("target", _target),
-    "format": ("format", _format),
-    "jobs": ("jobs", _jobs),
-    "baseline": ("baseline", _path),
-    "max-file-size": ("max_file_size", _max_file_size),
-    "file-time-budget": ("file_time_budget", _file_time_budget),
-    "cache-dir": ("cache_dir", _path),
-    "cache": ("cache", _flag),
-    "respect-gitignore": ("respect_gitignore", _flag),
+_CONVERT: dict[str, Convert] = {
+    "value": lambda value, checker, key: value,
+    "float": lambda value, checker, key: float(value),
+    "path": lambda value, checker, key: checker.resolve(value),
+    "rule-refs": _rule_refs,
+    "exclude": _exclude,
+    "per-file-ignores": _per_file_ignores,
+    "extend-rules": _extend_rules,
 }
+"""What a valid value becomes (the schema's `x-convert`; plain values stay as they are)."""
 
-KNOWN_KEYS: tuple[str, ...] = tuple(_KEYS)
+KNOWN_KEYS: tuple[str, ...] = tuple(config_schema()["properties"])
 
 
 # --------------------------------------------------------------------------- showing

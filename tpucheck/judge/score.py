@@ -176,8 +176,9 @@ class Model:
                 if kernel and (has_reference(finding.detail, references, self.noise) or folder_of(finding.path) in reference_folders):
                     units *= self.s.reference_factor
                 share = self.share(finding, units)
-                if rule.stack is not None and finding.path not in files:
-                    # Each further file built on the stack is part of its rework.
+                if rule.stack is not None and finding.path not in files and not finding.guarded:
+                    # Each further file built on the stack is part of its rework (an
+                    # optional integration is checked once, with its fallback).
                     files.add(finding.path)
                     low, high = self.hours(finding, *self.s.stack_file_hours, 1.0)
                     share = Share(finding, share.low + low, share.high + high, share.weight)
@@ -231,7 +232,7 @@ class Model:
         for finding in findings:
             if finding.severity != "blocker" or finding.guarded or not is_product(finding):
                 continue
-            cap = min(cap, self.s.kernel_cap if finding.category in self.s.capped_categories else self.s.blocker_cap)
+            cap = min(cap, self.s.kernel_cap if finding.inventory in self.s.capped_inventories else self.s.blocker_cap)
         return min(score, cap)
 
     def grade_of(self, score: float) -> str:

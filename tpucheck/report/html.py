@@ -59,6 +59,7 @@ from tpucheck.report.judgement import (
     percent,
     phase_summary,
     plan_phases,
+    set_aside_text,
     target_label,
     why_line,
     work_sentence,
@@ -99,6 +100,7 @@ def render(result: ScanResult) -> str:
         "result": result,
         "score": score,
         "coverage": result.coverage,
+        "set_aside_text": set_aside_text(result),
         "inventory": result.inventory,
         "severities": SEVERITIES,
         # Count tables show the severities that occur: a column of zeros says nothing.

@@ -155,3 +155,21 @@ def work_sentence(areas: Sequence[WorkArea]) -> str:
         return f"{subject} {verb} most of the work ({percent(top.share)} of the hours)."
     parts = ", ".join(f"{a.label.lower()} {percent(a.share)}" for a in sorted(areas, key=lambda a: -a.share) if a.share >= 0.005)
     return f"The work is spread out: {parts}."
+
+
+SET_ASIDE_LABELS = {
+    "alternative.other-accelerator": "another accelerator's code",
+    "version.older": "older versions",
+    "set-aside.test-performance": "tests' own speed",
+    "set-aside.same-edit": "one edit with another finding",
+}
+
+
+def set_aside_text(result: ScanResult) -> str | None:
+    """`12 set aside (9 another accelerator's code, 3 older versions)`: what the judgement
+    reported apart and did not score, and why; None when nothing was."""
+    counts = result.set_aside_counts()
+    if not counts:
+        return None
+    parts = ", ".join(f"{n:,} {SET_ASIDE_LABELS.get(rule, rule)}" for rule, n in counts.items())
+    return f"{sum(counts.values()):,} set aside ({parts})"

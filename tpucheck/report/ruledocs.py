@@ -11,10 +11,9 @@ machine paths), so docs/rules.md can be checked against the rules by a test.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from fnmatch import fnmatch
-from typing import Any, Literal
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
@@ -23,15 +22,14 @@ from rich.table import Table
 from rich.text import Text
 
 from tpucheck.findings import CATEGORIES
+from tpucheck.report.phrases import Segment, describe_matcher, describe_where, plain
 from tpucheck.report.prose import first_sentence
 from tpucheck.ruleset.examples import example_path
 from tpucheck.ruleset.judgement import Scoring
 from tpucheck.ruleset.model import (
     HELP_BASE,
     TARGETS,
-    ArgConstraint,
     Example,
-    Matcher,
     Rule,
     Ruleset,
     Where,
@@ -68,155 +66,6 @@ def anchor(rule: Rule) -> str:
 def help_uri(rule: Rule) -> str:
     """The page a finding of this rule links to (JSON report, SARIF `helpUri`)."""
     return rule.help_uri
-
-
-# --- Rule facts as short phrases ---------------------------------------------------------
-
-SegmentKind = Literal["text", "code", "regex"]
-
-
-@dataclass(frozen=True, slots=True)
-class Segment:
-    """A piece of a phrase: each renderer styles code and regexes its own way."""
-
-    text: str
-    kind: SegmentKind = "text"
-
-
-def text_part(text: str) -> Segment:
-    return Segment(text)
-
-
-def code_part(text: str) -> Segment:
-    return Segment(text, "code")
-
-
-def regex_part(pattern: str) -> Segment:
-    return Segment(pattern, "regex")
-
-
-def _listed(items: Sequence[str], wrap: Callable[[str], Segment] = code_part, last: str = " or ") -> list[Segment]:
-    """`a`, `b` or `c`."""
-    out: list[Segment] = []
-    for index, item in enumerate(items):
-        if index:
-            out.append(text_part(last if index == len(items) - 1 else ", "))
-        out.append(wrap(item))
-    return out
-
-
-def _ordinal(position: int) -> str:
-    number = position + 1
-    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
-    return f"{number}{suffix}"
-
-
-def _argument(arg: ArgConstraint) -> list[Segment]:
-    """How one `args` entry reads: `with device_type= (or the 1st argument) matching "cuda"`."""
-    names: list[Segment] = []
-    if arg.name is not None:
-        names.append(code_part(f"{arg.name}="))
-    if arg.position is not None:
-        ordinal = f"{_ordinal(arg.position)} argument"
-        names.append(text_part(f" (or the {ordinal})" if names else f"a {ordinal}"))
-    if arg.missing:
-        return [text_part("without "), *names]
-    if arg.value is None:
-        return [text_part("with "), *names]
-    return [text_part("with "), *names, text_part(" matching "), regex_part(arg.value.pattern)]
-
-
-def _arguments(args: Iterable[ArgConstraint]) -> list[Segment]:
-    out: list[Segment] = []
-    for index, arg in enumerate(args):
-        out.extend([text_part(" and " if index else " "), *_argument(arg)])
-    return out
-
-
-def describe_matcher(matcher: Matcher) -> list[Segment]:
-    """One matcher as a phrase: `call torch.cuda.synchronize`, `dependency flash-attn`."""
-    kind, patterns = matcher.kind, matcher.patterns
-    if kind == "call":
-        return [text_part("call "), *_listed(patterns), *_arguments(matcher.args)]
-    if kind == "reference":
-        if matcher.exact:
-            return [text_part("reference to "), *_listed(patterns), text_part(" (the name itself, not a longer one)")]
-        if matcher.residual:
-            return [text_part("reference to "), *_listed(patterns), text_part(" (the name or a longer one, except where another rule's pattern claims it)")]
-        return [text_part("reference to "), *_listed(patterns), text_part(" (any use of the name or a longer one)")]
-    if kind == "import":
-        return [text_part("import of "), *_listed(patterns), text_part(" (or a submodule)")]
-    if kind == "decorator":
-        return [text_part("decorator "), *_listed([f"@{p}" for p in patterns]), *_arguments(matcher.args)]
-    if kind == "method":
-        out = [text_part("method "), *_listed([f".{p}()" for p in patterns])]
-        if matcher.arity is not None:
-            out.append(text_part(f" with {matcher.arity} argument{'' if matcher.arity == 1 else 's'}"))
-        return out + _arguments(matcher.args)
-    if kind == "attribute":
-        return [text_part("attribute "), *_listed([f".{p}" for p in patterns])]
-    if kind == "keyword":
-        out = [text_part("keyword "), *_listed([f"{p}=" for p in patterns])]
-        if matcher.value is not None:
-            out += [text_part(" with a value matching "), regex_part(matcher.value.pattern)]
-        if matcher.in_call:
-            out += [text_part(" in calls to "), *_listed(matcher.in_call)]
-        if matcher.not_in_call:
-            out += [text_part(", not in calls to "), *_listed(matcher.not_in_call)]
-        return out
-    if kind == "string":
-        pattern = matcher.regex.pattern if matcher.regex is not None else ""
-        return [text_part("string "), regex_part(pattern), text_part(f" in {'/'.join(matcher.contexts)} contexts")]
-    if kind == "native":
-        pattern = matcher.regex.pattern if matcher.regex is not None else ""
-        out = [text_part("C/C++/CUDA code matching "), regex_part(pattern)]
-        if matcher.files:
-            out += [text_part(" in files "), *_listed(matcher.files)]
-        return out
-    if kind == "dependency":
-        out = [text_part("dependency "), *_listed(patterns)]
-        if matcher.regex is not None:
-            out += [text_part(" with a version or URL matching "), regex_part(matcher.regex.pattern)]
-        return out
-    if kind == "file":
-        out = [text_part("file "), *_listed(patterns)]
-        if matcher.regex is not None:
-            out += [text_part(" with a line matching "), regex_part(matcher.regex.pattern)]
-            if matcher.keep_comments:
-                out.append(text_part(" (comment lines included)"))
-        return out
-    if kind == "runtime":
-        return [text_part("`tpucheck trace`: "), *_listed(patterns), text_part(" seen when the model ran (never a static match)")]
-    return [text_part(kind + " "), *_listed(patterns)]
-
-
-def describe_where(rule: Rule) -> list[Segment] | None:
-    """When the rule's severity holds (its `where`), or None: everywhere it matches."""
-    where: Where | None = rule.where
-    if where is None:
-        return None
-    places: list[list[Segment]] = []
-    if where.loop:
-        places.append([text_part("inside a loop")])
-    if where.functions:
-        places.append([text_part("in a function named "), *_listed(where.functions)])
-    if where.decorated:
-        places.append([text_part("in a function decorated with "), *_listed([f"@{d}" for d in where.decorated])])
-    out: list[Segment] = [text_part(f"{rule.severity} ")]
-    for index, place in enumerate(places):
-        if index:
-            out.append(text_part(", " if index < len(places) - 1 else " or "))
-        out.extend(place)
-    if where.otherwise == "skip":
-        out.append(text_part("; not reported elsewhere."))
-    else:
-        out.append(text_part(f"; {where.otherwise} elsewhere."))
-    return out
-
-
-def plain(segments: Iterable[Segment]) -> str:
-    """Segments as plain text, regexes in double quotes: for JSON and tests."""
-    return "".join(f'"{s.text}"' if s.kind == "regex" else s.text for s in segments)
 
 
 def effort_text(rule: Rule) -> str:
@@ -298,6 +147,7 @@ def rule_to_dict(rule: Rule) -> dict[str, Any]:
         "inventory": rule.inventory,
         "where": _where_dict(rule.where),
         "supersedes": list(rule.supersedes),
+        "ops": list(rule.ops),
         "codemod": None if rule.codemod is None else {"name": rule.codemod.name, "safe": rule.codemod.safe},
         "match": [plain(describe_matcher(m)) for m in rule.matchers],
         "examples": {"flag": _examples(rule, rule.flag_examples), "pass": _examples(rule, rule.pass_examples)},
@@ -339,25 +189,29 @@ def _md_examples(rule: Rule, title: str, examples: Sequence[Example]) -> list[st
     return out
 
 
-def judged_by_target(ruleset: Ruleset) -> dict[str, dict[str, Rule]]:
-    """Each rule as every target judges it (its own `targets:` and the category defaults)."""
+def judged_by_target(ruleset: Ruleset) -> dict[str, dict[str, Rule | None]]:
+    """Each rule as every target judges it (its own `targets:` and the category defaults);
+    None where the target leaves the rule out (`severity: skip`)."""
     variants = {target: ruleset.for_target(target).by_id() for target in TARGETS}
-    return {rule.id: {target: variants[target][rule.id] for target in TARGETS} for rule in ruleset.rules}
+    return {rule.id: {target: variants[target].get(rule.id) for target in TARGETS} for rule in ruleset.rules}
 
 
-def target_lines(rule: Rule, judged: dict[str, Rule] | None) -> list[str]:
+def target_lines(rule: Rule, judged: dict[str, Rule | None] | None) -> list[str]:
     """`On TorchTPU: info, major inside torch.compile` when the targets judge it apart."""
-    if not judged or len({(r.severity, r.where) for r in judged.values()}) < 2:
+    if not judged or len({(r.severity, r.where) if r is not None else None for r in judged.values()}) < 2:
         return []
     lines = []
     for target, variant in judged.items():
-        where = describe_where(variant)
-        said = _md(where) if where is not None else variant.severity
+        if variant is None:
+            said = "not reported on this target"
+        else:
+            where = describe_where(variant)
+            said = _md(where) if where is not None else variant.severity
         lines += [f"**On {TARGET_NAMES.get(target, target)}:** {said}", ""]
     return lines
 
 
-def markdown_rule(rule: Rule, judged: dict[str, Rule] | None = None) -> str:
+def markdown_rule(rule: Rule, judged: dict[str, Rule | None] | None = None) -> str:
     """One rule's section of docs/rules.md, with its explicit anchor; ends with a newline.
     `judged`: the rule as each target judges it, when the caller knows the defaults."""
     lines = [
@@ -387,6 +241,8 @@ def markdown_rule(rule: Rule, judged: dict[str, Rule] | None = None) -> str:
     lines += ["**What it matches:**", ""]
     lines += [f"- {_md(describe_matcher(m))}" for m in rule.matchers]
     lines.append("")
+    if rule.ops:
+        lines += [f"**ATen operators:** {', '.join(_md_code('aten::' + op) for op in rule.ops)} (what its severity on each target was judged from).", ""]
     if rule.supersedes:
         links = ", ".join(f"[{other}](#{other.lower()})" for other in rule.supersedes)
         lines += [f"**Supersedes:** {links} (their findings inside this rule's findings are dropped).", ""]
@@ -413,7 +269,7 @@ def _by_category(rules: Iterable[Rule]) -> list[tuple[str, list[Rule]]]:
     return sorted(groups.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
 
 
-def markdown_page(rules: Iterable[Rule], scoring: Scoring, judged: dict[str, dict[str, Rule]] | None = None) -> str:
+def markdown_page(rules: Iterable[Rule], scoring: Scoring, judged: dict[str, dict[str, Rule | None]] | None = None) -> str:
     """docs/rules.md: intro, severities, suppression, contents by category, one section per rule."""
     groups = _by_category(rules)
     count = sum(len(members) for _, members in groups)
@@ -547,6 +403,8 @@ def terminal_rule(rule: Rule) -> Group:
         parts += [Text(), Text.assemble(("When it applies: ", "bold"), _rich(where))]
     parts += [Text(), _heading("What it matches:")]
     parts.append(_bullets(_rich(describe_matcher(m)) for m in rule.matchers))
+    if rule.ops:
+        parts.append(Text.assemble(("ATen operators: ", "bold"), ", ".join(f"aten::{op}" for op in rule.ops)))
     if rule.supersedes:
         parts.append(Text.assemble(("Supersedes: ", "bold"), ", ".join(rule.supersedes), " (their findings inside this rule's findings are dropped)"))
     if rule.inventory:

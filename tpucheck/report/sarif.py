@@ -105,6 +105,8 @@ def _result(finding: Finding, index: int, rule: Rule | None, with_baseline: bool
     properties: dict[str, object] = {"role": finding.role, "guarded": finding.guarded, "confidence": finding.confidence}
     if finding.cell is not None:
         properties["cell"] = finding.cell
+    if finding.because:
+        properties["because"] = [reason.to_dict() for reason in finding.because]
     out: dict[str, object] = {
         "ruleId": finding.rule,
         "ruleIndex": index,

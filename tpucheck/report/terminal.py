@@ -25,7 +25,7 @@ from tpucheck import __version__
 from tpucheck.findings import SEVERITIES, Finding, severity_rank
 from tpucheck.judge.score import PHASE_TITLES
 from tpucheck.report.concise import line_safe_path
-from tpucheck.report.judgement import hours, phase_summary, plan_phases, target_label, why_line
+from tpucheck.report.judgement import hours, phase_summary, plan_phases, set_aside_text, target_label, why_line
 from tpucheck.report.options import ReportOptions
 from tpucheck.report.prose import first_sentence, shorten
 from tpucheck.result import ScanResult
@@ -194,7 +194,8 @@ def _findings(findings: list[Finding], result: ScanResult, options: ReportOption
         source = _source(result, finding) if options.show_source else [Text(_printable(finding.snippet), style="dim")]
         for line in source:  # code is cropped, never wrapped into something it is not
             line.no_wrap, line.overflow = True, "ellipsis"
-        rows.append(_hanging(Text(finding.severity, style=SEVERITY_STYLE[finding.severity]), Group(body, *source), 7))
+        because = [Text(f"because {reason.rule}: {_printable(reason.evidence)}", style="dim") for reason in finding.because]
+        rows.append(_hanging(Text(finding.severity, style=SEVERITY_STYLE[finding.severity]), Group(body, *source, *because), 7))
     if len(ordered) > limit:
         rows.append(Text(f"… and {len(ordered) - limit} more: --show-all lists them, --format json -o FILE keeps them", style="dim"))
     return Group(*rows)
@@ -287,10 +288,12 @@ def _problems(result: ScanResult, options: ReportOptions) -> list[RenderableType
 
 def _coverage_line(result: ScanResult) -> Text:
     c = result.coverage
+    aside = set_aside_text(result)
     # Written as the identity every file satisfies, so a reader can check nothing was lost.
     return Text(
         f"Coverage: {plural(c.files_found, 'file')} found = {c.files_analyzed:,} analyzed ({c.files_parsed:,} parsed, {c.files_screened:,} screened out by the prefilter)"
-        f" + {plural(c.files_errored, 'error')} + {c.files_skipped:,} skipped; {plural(len(result.suppressed), 'finding')} suppressed",
+        f" + {plural(c.files_errored, 'error')} + {c.files_skipped:,} skipped; {plural(len(result.suppressed), 'finding')} suppressed"
+        + (f"; {aside} (JSON report: set_aside)" if aside else ""),
         style="dim",
     )
 

@@ -8,7 +8,7 @@ import re
 
 from tpucheck.ruleset.model import Example, Rule
 
-DEFAULT_EXAMPLE_PATHS = {"native": "example.cu", "dependency": "requirements.txt"}
+DEFAULT_EXAMPLE_PATHS = {"native": "example.cu", "dependency": "requirements.txt", "config": "config.yaml", "option": "run.sh"}
 """By the first matcher's kind; every other kind reads Python, as example.py."""
 
 

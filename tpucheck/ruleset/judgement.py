@@ -85,7 +85,8 @@ class Scoring:
     blocker_cap: float = 89.9
     """The highest score with any other blocker on the main path: grade A says the product
     runs after mechanical edits, which a blocker contradicts."""
-    capped_categories: frozenset[str] = frozenset()
+    capped_inventories: frozenset[str] = frozenset()
+    """Blockers of these inventories (kernels, CUDA-only packages) cap the score at `kernel_cap`."""
     validation: dict[str, tuple[float, float]] = field(default_factory=dict)
     """Hours per workload to run the port once on the target and check its numerics."""
     validation_weight: float = 0.5
@@ -204,7 +205,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             grade_meaning={g["grade"]: g["means"] for g in score_raw["grades"]},
             kernel_cap=float(score_raw["caps"]["kernel"]),
             blocker_cap=float(score_raw["caps"]["blocker"]),
-            capped_categories=frozenset(score_raw["caps"]["kernel_categories"]),
+            capped_inventories=frozenset(score_raw["caps"]["kernel_inventories"]),
             validation={workload: _range(hours) for workload, hours in score_raw["validation"]["hours"].items()},
             validation_weight=float(score_raw["validation"]["weight"]),
             stack_file_hours=_range(score_raw["stack_file_hours"]),

@@ -7,6 +7,7 @@ by hand (ours and our users') and a validation error without a place is useless.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -23,7 +24,6 @@ from tpucheck.ruleset.model import (
     DeviceContext,
     Example,
     HostData,
-    OptionalPaths,
     Rule,
     Ruleset,
     TargetOverride,
@@ -124,10 +124,10 @@ def _build(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
     rules: list[Rule] = []
     device: DeviceContext | None = None
     places: dict[str, Where] = {}
-    optional = OptionalPaths()
     target_defaults: dict[tuple[str, str], TargetOverride] = {}
     host = HostData()
     judgement: Judgement | None = None
+    backend_names = None
     for path in files:
         display = _display(path)
         try:
@@ -141,13 +141,13 @@ def _build(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
         if contexts.device is not None:
             device = contexts.device
         places.update(contexts.places or {})
-        if contexts.optional is not None:
-            optional = contexts.optional
         target_defaults.update(contexts.targets or {})
         if contexts.host is not None:
             host = contexts.host
         if contexts.judgement is not None:
             judgement = contexts.judgement
+        if contexts.backend_names is not None:
+            backend_names = contexts.backend_names
     problems.extend(_duplicates(rules))
     problems.extend(_unknown_superseded(rules))
     rules = resolve_claims(rules)
@@ -157,9 +157,8 @@ def _build(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
     problems.extend(default_problems)
     ruleset = Ruleset(
         rules=tuple(sorted(rules, key=lambda r: r.id)),
-        device=device or DeviceContext(),
+        device=replace(device or DeviceContext(), backend_names=backend_names),
         sources=tuple(_display(p) for p in files),
-        optional=optional,
         target_defaults=defaults,
         host=host,
         judgement=judgement or load_judgement(),
@@ -181,11 +180,12 @@ class FileContexts:
 
     device: DeviceContext | None = None
     places: dict[str, Where] | None = None
-    optional: OptionalPaths | None = None
     targets: dict[tuple[str, str], TargetOverride] | None = None
     """(target, category) -> override, from `contexts.targets`."""
     host: HostData | None = None
     judgement: Judgement | None = None
+    backend_names: re.Pattern[str] | None = None
+    """`contexts.backend.names`: names that hold a distributed backend."""
 
 
 def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, list[RuleProblem]]:
@@ -210,19 +210,16 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
         device, device_problems = _build_device_context(contexts["device"], doc, display)
         problems.extend(device_problems)
     places = {name: where for name, raw in contexts.get("places", {}).items() if (where := _where(raw)) is not None}
-    optional = None
-    if "optional" in contexts:
-        tests = Problems(doc, display)
-        raw_optional = contexts["optional"]
-        optional = OptionalPaths(
-            frozenset(raw_optional["exceptions"]), tests.regex(raw_optional["tests"], ("contexts", "optional", "tests")), tuple(raw_optional.get("knobs", ()))
-        )
-        problems.extend(tests.items)
     targets = {
         (target, category): _target_override(raw)
         for target, section in contexts.get("targets", {}).items()
         for category, raw in section.get("categories", {}).items()
     }
+    backend_names = None
+    if "backend" in contexts:
+        names = Problems(doc, display)
+        backend_names = names.regex(contexts["backend"]["names"], ("contexts", "backend", "names"))
+        problems.extend(names.items)
     host = None
     if "host" in contexts:
         raw_host = contexts["host"]
@@ -232,7 +229,7 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
         data_problems = Problems(doc, display)
         judgement = build_judgement(doc.data["judgement"], data_problems)
         problems.extend(data_problems.items)
-    return rules, FileContexts(device, places or None, optional, targets or None, host, judgement), problems
+    return rules, FileContexts(device, places or None, targets or None, host, judgement, backend_names), problems
 
 
 DEFAULT_AFFECTS = ("training", "inference")
@@ -323,6 +320,7 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         where=_where(raw.get("where")),
         targets=tuple((target, _target_override(override)) for target, override in sorted(raw.get("targets", {}).items())),
         unless=raw.get("unless"),
+        ops=tuple(raw.get("ops", ())),
         codemod=CodemodRef(codemod["name"], bool(codemod["safe"]), tuple((str(k), str(v)) for k, v in (codemod.get("values") or {}).items())) if codemod is not None else None,
     )
     return (None if problems.items else rule), problems.items

@@ -7,8 +7,9 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from tpucheck.ruleset.model import MATCHER_KINDS, ArgConstraint, Matcher
+from tpucheck.ruleset.model import CONFIG_FILES, LAUNCH_FILES, MATCHER_KINDS, ArgConstraint, Matcher
 from tpucheck.ruleset.problems import Problems
+from tpucheck.ruleset.versions import VersionRange
 
 
 def as_patterns(value: str | list[str]) -> tuple[str, ...]:
@@ -22,7 +23,9 @@ def build_matcher(raw: dict[str, Any], path: tuple[str | int, ...], problems: Pr
         value = problems.regex(arg["value"], (*path, "args", index, "value")) if "value" in arg else None
         if arg.get("missing") and "value" in arg:
             problems.add((*path, "args", index), "an argument cannot be both `missing` and have a `value`")
-        args.append(ArgConstraint(arg.get("name"), arg.get("position"), value, bool(arg.get("missing", False))))
+        if arg.get("any_expression") and value is None:
+            problems.add((*path, "args", index, "any_expression"), "`any_expression` widens a `value`: give one")
+        args.append(ArgConstraint(arg.get("name"), arg.get("position"), value, bool(arg.get("missing", False)), bool(arg.get("any_expression", False))))
     label = raw.get("label")
     common: dict[str, Any] = {
         "kind": kind,
@@ -39,7 +42,21 @@ def build_matcher(raw: dict[str, Any], path: tuple[str | int, ...], problems: Pr
         macro_body = problems.regex(raw["macro_body"], (*path, "macro_body")) if "macro_body" in raw else None
         return Matcher(regex=regex, files=as_patterns(raw.get("files", ())), macro_body=macro_body, **common)
     patterns = as_patterns(raw[kind])
-    matcher = Matcher(patterns=patterns, in_call=as_patterns(raw.get("in_call", ())), not_in_call=as_patterns(raw.get("not_in_call", ())), exclude=as_patterns(raw.get("except", ())), **common)
+    matcher = Matcher(
+        patterns=patterns,
+        in_call=as_patterns(raw.get("in_call", ())),
+        not_in_call=as_patterns(raw.get("not_in_call", ())),
+        exclude=as_patterns(raw.get("except", ())),
+        files=as_patterns(raw.get("files", ())),
+        not_inside=as_patterns(raw.get("not_inside", ())),
+        **common,
+    )
+    if kind in ("config", "option"):
+        defaults = CONFIG_FILES if kind == "config" else LAUNCH_FILES
+        matcher = replace(matcher, files=matcher.files or defaults)
+        if "value" in raw:
+            matcher = replace(matcher, value=problems.regex(raw["value"], (*path, "value")))
+        return matcher
     if kind == "reference":
         matcher = replace(matcher, exact=bool(raw.get("exact", False)), residual=bool(raw.get("residual", False)))
         if matcher.exact and matcher.residual:
@@ -54,6 +71,11 @@ def build_matcher(raw: dict[str, Any], path: tuple[str | int, ...], problems: Pr
         matcher = replace(matcher, patterns=tuple(normalize_package(p) for p in patterns))
         if "spec" in raw:
             matcher = replace(matcher, regex=problems.regex(raw["spec"], (*path, "spec")))
+        if "outside" in raw:
+            try:
+                matcher = replace(matcher, outside=VersionRange.parse(raw["outside"]))
+            except ValueError as exc:
+                problems.add((*path, "outside"), str(exc))
     if kind == "file":
         matcher = replace(matcher, keep_comments=raw.get("comments") == "keep")
         if "pattern" in raw:

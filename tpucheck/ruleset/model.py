@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from tpucheck.ruleset.judgement import Judgement
+from tpucheck.ruleset.versions import VersionRange
 
 HELP_BASE = "https://github.com/tpucheck/tpucheck/blob/main/docs/rules.md"
 """Where docs/rules.md is published; the one place to change when the project moves."""
@@ -19,10 +20,22 @@ TARGETS: tuple[str, ...] = ("torchtpu", "xla")
 PyTorch/XLA (lazy graphs, where host syncs and dynamic shapes cost far more)."""
 DEFAULT_TARGET = "torchtpu"
 _SEVERITY_ORDER = ("blocker", "major", "minor", "info")
+SKIP = "skip"
+"""A target override's severity that leaves the rule out on that target."""
 
 PYTHON_KINDS = ("call", "reference", "import", "decorator", "method", "attribute", "keyword", "string", "define")
-MATCHER_KINDS = (*PYTHON_KINDS, "native", "dependency", "file", "runtime")
+MATCHER_KINDS = (*PYTHON_KINDS, "native", "dependency", "file", "config", "option", "runtime")
 """`runtime`: what `tpucheck trace` saw when the model ran; a static scan never matches it."""
+CONFIG_FILES: tuple[str, ...] = ("*.yaml", "*.yml", "*.json", "*.toml")
+"""What a `config` matcher reads when it names no `files`: structured configs, whose key
+paths and values (not their lines) are what a rule can judge."""
+LAUNCH_FILES: tuple[str, ...] = (
+    "*.sh", "*.bash", "*.slurm", "*.sbatch", "Makefile", "makefile", "GNUmakefile", "*.mk",
+    "Dockerfile", "*.Dockerfile", "Dockerfile.*", "*.dockerfile", "*.yaml", "*.yml",
+)  # fmt: skip
+"""What an `option` matcher reads when it names no `files`: the files that hold command
+lines (shell and batch scripts, Makefile recipes, Dockerfile RUN/CMD lines, and the
+`command:`/`args:`/`run:` lines of compose, Kubernetes and CI YAML)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +48,10 @@ class ArgConstraint:
     """Fullmatched against the literal value (or the resolved dotted name); None: any value."""
     missing: bool = False
     """The argument must be absent."""
+    any_expression: bool = False
+    """With `value`: an argument that is an expression no literal can be read from
+    (`autocast(args.fp16 and not args.bf16)`) holds too; for patterns that exclude a few
+    literals (`(?!False$).*`), where an unreadable value is one of the many it allows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +65,7 @@ class Matcher:
     args: tuple[ArgConstraint, ...] = ()
     arity: int | None = None
     value: re.Pattern[str] | None = None
-    """keyword: the value regex."""
+    """keyword, config, option: the value regex (fullmatch)."""
     in_call: tuple[str, ...] = ()
     """keyword: callee globs (qualified names, or `.method` for method calls)."""
     not_in_call: tuple[str, ...] = ()
@@ -61,7 +78,9 @@ class Matcher:
     contexts: tuple[str, ...] = ()
     """string: argument, assignment, comparison."""
     files: tuple[str, ...] = ()
-    """native: path globs the regex applies to (default: every native file)."""
+    """Path globs the matcher applies to: native (default: every native file), config
+    (default CONFIG_FILES), option (default LAUNCH_FILES), and any Python kind (default:
+    every Python file; `setup.py` for what only an install runs)."""
     macro_body: re.Pattern[str] | None = None
     """native: also match where a function-like macro defined in the same file, whose
     body this regex finds, defines something: `DEFINE_KERNEL(name, ...) {`; the macro's
@@ -76,6 +95,13 @@ class Matcher:
     residual: bool = False
     """reference: the name and every name below it that no other rule's matcher claims
     (see `claims`): a module rule that flags what the specific rules leave over."""
+    not_inside: tuple[str, ...] = ()
+    """decorator, call: qualified-name globs of decorators that already count what this
+    matcher would (`T.prim_func` inside a `@tilelang.jit` factory is that one kernel): no
+    match in a function decorated with one of them, or beside one."""
+    outside: VersionRange | None = None
+    """dependency: matches when the requirement's version specifiers allow no version in
+    this range (`torch==2.4.0` or `torch<2.6` against TorchTPU's `>=2.11,<=2.15`)."""
     claims: tuple[tuple[str, str], ...] = ()
     """residual: (kind, glob) of every other call, reference and decorator pattern that
     can match at or below the name, resolved once all rule files are loaded, so that what
@@ -105,6 +131,8 @@ class TargetOverride:
     """How a rule is judged on one target; None keeps the rule's own value."""
 
     severity: str | None = None
+    """A severity, or "skip": the rule does not apply on this target (TorchTPU's torch
+    range means nothing to PyTorch/XLA; an op one target runs natively is no finding)."""
     cap: str | None = None
     """At most this severity (a lower one is kept)."""
     where: Where | None = None
@@ -185,6 +213,10 @@ class Rule:
     """The target this rule is judged for (set by `Ruleset.for_target`)."""
     codemod: CodemodRef | None = None
     """The codemod that fixes this rule's findings (`tpucheck fix`), if any."""
+    ops: tuple[str, ...] = ()
+    """ATen operators every match of this rule reaches (`median`, `_amp_update_scale_`):
+    what its per-target severity was judged from, against the targets' dispatcher tables
+    (rules/op-status.json); tests hold the two together."""
     unless: str | None = None
     """"guard": not reported inside the condition of a CUDA guard or test skip (the
     availability check that keeps a fallback is not itself work to do)."""
@@ -228,18 +260,10 @@ class DeviceContext:
     calls: dict[str, tuple[int, ...]] = field(default_factory=dict)
     methods: dict[str, tuple[int, ...]] = field(default_factory=dict)
     names: re.Pattern[str] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class OptionalPaths:
-    """What marks code as an optional path with a fallback: `try/except ImportError`,
-    `if torch.cuda.is_available()`."""
-
-    exceptions: frozenset[str] = frozenset()
-    tests: re.Pattern[str] | None = None
-    knobs: tuple[str, ...] = ()
-    """Globs of CUDA's own settings and calls (`torch.backends.cudnn.*`): a branch that
-    only touches these carries nothing over to a TPU."""
+    backend_names: re.Pattern[str] | None = None
+    """Names that hold a distributed backend (`dist_backend`, `self.backend`,
+    `cfg["ddp_backend"]`): a string bound to one is in the `backend` context, so a
+    backend kept in a field and passed on later is found where it is chosen."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,7 +298,6 @@ class Ruleset:
     device: DeviceContext
     sources: tuple[str, ...] = ()
     """The rule files it was loaded from, for the report."""
-    optional: OptionalPaths = field(default_factory=OptionalPaths)
     target_defaults: tuple[tuple[str, str, TargetOverride], ...] = ()
     """(target, category, override) from `contexts.targets`: how a category is judged on a
     target unless a rule says otherwise."""
@@ -295,6 +318,8 @@ class Ruleset:
         rules = []
         for rule in self.rules:
             override = rule.override_for(target) or defaults.get(rule.category)
+            if override is not None and override.severity == SKIP:
+                continue
             judged = override.apply(rule) if override is not None else rule
             rules.append(replace(judged, target=target))
         return replace(self, rules=tuple(rules), target=target)

@@ -17,6 +17,13 @@ def normalize_package(name: str) -> str:
     return _SEPARATORS.sub("-", name).lower()
 
 
+def path_matches(path: str, patterns: tuple[str, ...]) -> bool:
+    """Whether a '/'-separated relative path matches a rule's path globs: a pattern
+    without a slash matches the file name at any depth, as in .gitignore."""
+    name = path.rsplit("/", 1)[-1]
+    return any(fnmatchcase(path if "/" in p else name, p.lstrip("/")) for p in patterns)
+
+
 class GlobTable(Generic[T]):
     """Maps a name to every payload whose pattern matches it, with a per-name cache.
 

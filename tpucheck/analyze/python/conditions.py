@@ -226,44 +226,6 @@ def cuda_polarity(names: Names, test: cst.BaseExpression) -> int:
     return _availability_polarity(names, test)
 
 
-def option_polarity(names: Names, test: cst.BaseExpression) -> int:
-    """+1 when the test holds only when an option off by default is turned on (`if
-    args.fp16:` with `--fp16` a store_true flag, `if use_triton:` with `use_triton=False`,
-    `if training_args.bits in [4, 8]:` with `bits: int = 16`), -1 when it holds only while
-    the option is left at its default: the side it takes at the default is the product's
-    main path."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return -option_polarity(names, test.expression)
-    if isinstance(test, cst.BooleanOperation):
-        left, right = option_polarity(names, test.left), option_polarity(names, test.right)
-        if isinstance(test.operator, cst.And):
-            return 1 if 1 in (left, right) else 0
-        return 1 if left == right == 1 else -1 if -1 in (left, right) and 1 not in (left, right) else 0
-    default = _option_default(names, test)
-    if default is not None:
-        return 1 if default in names.index.guards.option_defaults else 0
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        comparison = test.comparisons[0]
-        for subject, other in ((test.left, comparison.comparator), (comparison.comparator, test.left)):
-            default = _option_default(names, subject)
-            values = _literals(other)
-            if default is None or default == "None" or values is None:
-                continue
-            holds = _holds(comparison.operator, default, values)
-            if holds is not None:
-                return -1 if holds else 1
-    return 0
-
-
-def field_default(value: cst.BaseExpression) -> cst.BaseExpression:
-    """A class field's default: the value itself, or `field(default=...)`'s."""
-    if isinstance(value, cst.Call):
-        for arg in value.args:
-            if arg.keyword is not None and arg.keyword.value == "default":
-                return arg.value
-    return value
-
-
 def import_flags(statement: cst.Try | cst.TryStar, names: Names) -> set[str]:
     """Names a try/except sets from an import attempt: `HAS_APEX = True` in the body and
     `= False` in an import handler, or `flash_fn = None` in the handler (the fallback symbol
@@ -282,25 +244,6 @@ def import_flags(statement: cst.Try | cst.TryStar, names: Names) -> set[str]:
     return found
 
 
-def plain_flag(test: cst.BaseExpression) -> bool:
-    """A test of a setting, not of the machine: a name or attribute, negated, compared
-    with literals, or several of those (`cfg.use_xformers`, `not args.fp32`, `mode == "fast"`)."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return plain_flag(test.expression)
-    if isinstance(test, cst.BooleanOperation):
-        return plain_flag(test.left) and plain_flag(test.right)
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        return plain_flag(test.left) and _literals(test.comparisons[0].comparator) is not None
-    return dotted(test) is not None
-
-
-def _option_default(names: Names, node: cst.BaseExpression) -> str | None:
-    parts = dotted(node)
-    if parts is None:
-        return None
-    return names.options.get(parts[-1], names.index.guards.known_options.get(parts[-1]))
-
-
 def uses_other_accelerator(names: Names, node: cst.CSTNode) -> bool:
     """Whether code reaches another accelerator's API (`torch.npu.current_stream()`): a
     branch that does is no TPU path either."""
@@ -316,40 +259,6 @@ def uses_other_accelerator(names: Names, node: cst.CSTNode) -> bool:
                 continue
         stack.extend(item.children)
     return False
-
-
-def _literals(node: cst.BaseExpression) -> list[str] | None:
-    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
-        found = [literal_code(e.value) for e in node.elements]
-        return None if any(f is None for f in found) else [f for f in found if f is not None]
-    code = literal_code(node)
-    return None if code is None else [code]
-
-
-def literal_code(node: cst.BaseExpression) -> str | None:
-    """A literal's canonical code (`False`, `16`, `'fp32'`), or None for anything else."""
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
-        return node.value
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return node.value
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        return repr(value) if isinstance(value, str) else None
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, (cst.Integer, cst.Float)):
-        return "-" + node.expression.value
-    return None
-
-
-def _holds(operator: cst.BaseCompOp, default: str, values: list[str]) -> bool | None:
-    if isinstance(operator, (cst.Equal, cst.Is)):
-        return len(values) == 1 and default == values[0]
-    if isinstance(operator, (cst.NotEqual, cst.IsNot)):
-        return len(values) == 1 and default != values[0]
-    if isinstance(operator, cst.In):
-        return default in values
-    if isinstance(operator, cst.NotIn):
-        return default not in values
-    return None
 
 
 def _counts_cuda_devices(names: Names, node: cst.BaseExpression) -> bool:

@@ -112,7 +112,10 @@ def args_hold(names: Names, matcher: Matcher, node: cst.Call) -> bool:
             return False
         if constraint.value is not None:
             pattern = constraint.value
-            if not any(pattern.fullmatch(value) for value in _values(names, arg.value)):
+            values = _values(names, arg.value)
+            if not values and constraint.any_expression:
+                continue  # `autocast(args.fp16 and not args.bf16)`: no literal to exclude
+            if not any(pattern.fullmatch(value) for value in values):
                 return False
     return True
 

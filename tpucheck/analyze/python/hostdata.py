@@ -182,15 +182,36 @@ def _literal(node: cst.BaseExpression) -> bool:
     )
 
 
-def is_device_target(names: Names, target: cst.BaseExpression) -> bool:
+ASSIGNMENT = "assignment"
+"""The device context of a value bound to a device-like name (walker.py has ARGUMENT and
+COMPARISON)."""
+BACKEND = "backend"
+"""A string bound to a name that holds a distributed backend (`contexts.backend`)."""
+
+
+def bound_name(target: cst.BaseExpression) -> str | None:
+    """The name an assignment binds: `device`, `self.device`, `cfg["device"]`."""
     if isinstance(target, cst.Name):
-        return names.is_device_name(target.value)
+        return target.value
     if isinstance(target, cst.Attribute):
-        return names.is_device_name(target.attr.value)
+        return target.attr.value
     if isinstance(target, cst.Subscript):
         index = target.slice[0].slice if len(target.slice) == 1 else None
-        return isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) and names.is_device_name(index.value.value.strip("'\""))
-    return False
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            return index.value.value.strip("'\"")
+    return None
+
+
+def assignment_context(names: Names, target: cst.BaseExpression) -> str | None:
+    """The string context a value bound to `target` is in: a device (`device = ...`), a
+    distributed backend (`self.dist_backend = ...`), or none."""
+    name = bound_name(target)
+    if name is None:
+        return None
+    if names.is_device_name(name):
+        return ASSIGNMENT
+    backends = names.index.device.backend_names
+    return BACKEND if backends is not None and backends.search(name) else None
 
 
 def other_device_receiver(names: Names, receiver: cst.BaseExpression) -> bool:

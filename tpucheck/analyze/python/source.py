@@ -32,6 +32,7 @@ from tpucheck.findings import (
     parse_suppression,
 )
 from tpucheck.ruleset.model import Where
+from tpucheck.ruleset.names import path_matches
 
 __all__ = [
     "MAX_BRACKET_DEPTH",
@@ -121,8 +122,9 @@ def _parse(text: str) -> cst.Module:
         raise ParseFailure("parse-error", "the parser failed on this file") from None
 
 
-def analyze_source(text: str, index: PythonIndex, *, prefilter: bool = True) -> PythonAnalysis:
+def analyze_source(text: str, index: PythonIndex, *, prefilter: bool = True, path: str = "") -> PythonAnalysis:
     """Analyze Python source text. Never raises for bad input: errors come back as data.
+    `path` (relative, '/'-separated) is what matchers that name `files` are tested on.
 
     With `prefilter`, files that contain none of the rules' needles are not parsed, and
     the others go through the screen (screen.py): `ast` decides whether anything can
@@ -145,18 +147,18 @@ def analyze_source(text: str, index: PythonIndex, *, prefilter: bool = True) -> 
         module = _parse(parsed)
     except ParseFailure as exc:
         if parsed is not text:  # the error, if any, is the whole file's
-            return analyze_source(text, index, prefilter=False)
+            return analyze_source(text, index, prefilter=False, path=path)
         result.error_kind, result.error_message = exc.kind, exc.message
         return result
     result.parsed = True
     try:
-        result.matches = _matches(parsed, module, index)
+        result.matches = _matches(parsed, module, index, path)
     except RecursionError:
         result.error_kind, result.error_message = "too-deep", "nesting too deep to analyze"
     return result
 
 
-def _matches(text: str, module: cst.Module, index: PythonIndex) -> list[RawMatch]:
+def _matches(text: str, module: cst.Module, index: PythonIndex, path: str = "") -> list[RawMatch]:
     hits = Walker(index).run(module)
     if not hits:
         return []
@@ -178,6 +180,11 @@ def _matches(text: str, module: cst.Module, index: PythonIndex) -> list[RawMatch
         rule = hit.rule_matcher[0]
         rule_id = rule.id
         if hit.on_host or (hit.guard_test and rule.unless == "guard"):
+            continue
+        matcher = hit.rule_matcher[1]
+        if matcher.files and not path_matches(path, matcher.files):
+            continue
+        if matcher.not_inside and any(fnmatchcase(d, p) for d in hit.decorators for p in matcher.not_inside):
             continue
         severity = None
         reasons: list[Reason] = []

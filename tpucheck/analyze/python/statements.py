@@ -13,13 +13,12 @@ from typing import Any
 
 import libcst as cst
 
-from tpucheck.analyze.python import conditions, hostdata
+from tpucheck.analyze.python import conditions, hostdata, options
 from tpucheck.analyze.python.context import Guard, RoleMark
 from tpucheck.analyze.python.core import BaseWalker, Hit
 from tpucheck.analyze.python.scope import Scope, dotted, import_from_module, target_names
 
-ASSIGNMENT = "assignment"
-"""The device context of a value bound to a device-like name."""
+ASSIGNMENT = hostdata.ASSIGNMENT
 
 
 class StatementWalker(BaseWalker):
@@ -66,7 +65,7 @@ class StatementWalker(BaseWalker):
         available = conditions.mentions_availability(self, node.test)
         polarity = conditions.cuda_polarity(self, node.test)
         tpu = conditions.tpu_test(self, node.test)
-        option = conditions.option_polarity(self, node.test) if polarity == 0 and not tpu else 0
+        option = options.option_polarity(self, node.test) if polarity == 0 and not tpu else 0
         # A side that raises is no fallback: the other side is the only way on (and the test
         # that picks it is the place to edit, so it is reported).
         body_fails, else_fails = conditions.fails(node.body, guards.skip_raises), conditions.fails(node.orelse, guards.skip_raises)
@@ -101,19 +100,21 @@ class StatementWalker(BaseWalker):
         if node.orelse is not None:
             with self.enter(guard=else_guard, guard_test=False):
                 self.walk(node.orelse)
-            if polarity == 0 and option == 0 and not tpu and conditions.plain_flag(node.test):
+            if polarity == 0 and option == 0 and not tpu and options.plain_flag(node.test):
                 self._settle_option(node, before, middle)
 
     def _settle_option(self, node: cst.If, start: int, middle: int) -> None:
-        """`if cfg.use_xformers: <CUDA> else: <plain>`: when one side of an if on a plain
-        setting does its job with no CUDA-ism (nor another accelerator's API) and the other
-        needs CUDA, the plain side is the TPU's path and the CUDA side keeps it as a fallback."""
+        """`if cfg.use_xformers: out = <CUDA> else: out = <plain>`: when the two sides of an if
+        on a plain setting are alternatives (they bind the same names, or both return a
+        value), and one does its job with no CUDA-ism (nor another accelerator's API) while
+        the other needs CUDA, the plain side is the TPU's path and the CUDA side keeps it as
+        a fallback. (`if args.output_dir: save() else: model.cuda()` does two different jobs.)"""
         body, orelse = self.hits[start:middle], self.hits[middle:]
         cuda_body, cuda_else = any(_cuda(h) for h in body), any(_cuda(h) for h in orelse)
         if cuda_body == cuda_else:
             return
         plain = node.orelse if cuda_body else node.body
-        if plain is None or conditions.uses_other_accelerator(self, plain):
+        if plain is None or not options.alternatives(node) or conditions.uses_other_accelerator(self, plain):
             return
         test = node.test
         for hit in body if cuda_body else orelse:
@@ -218,7 +219,7 @@ class StatementWalker(BaseWalker):
         for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
             for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
                 if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
-                    code = conditions.literal_code(conditions.field_default(small.value))
+                    code = options.literal_code(options.field_default(small.value))
                     if code is not None:
                         self.options[small.target.value] = code  # a dataclass or config field: `use_liger: bool = False`
         with self.enter(
@@ -237,7 +238,7 @@ class StatementWalker(BaseWalker):
         """Parameters with a literal default are options (`use_triton=False`)."""
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             if param.default is not None:
-                code = conditions.literal_code(param.default)
+                code = options.literal_code(param.default)
                 if code is not None:
                     self.options[param.name.value] = code
 
@@ -247,7 +248,7 @@ class StatementWalker(BaseWalker):
                 self.walk_annotation(param.annotation)
             if param.default is not None:
                 with self.enter(default=True):
-                    self.walk(param.default, ASSIGNMENT if self.is_device_name(param.name.value) else None)
+                    self.walk(param.default, hostdata.assignment_context(self, param.name))
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param) and star.annotation is not None:
                 self.walk_annotation(star.annotation)
@@ -342,11 +343,11 @@ class StatementWalker(BaseWalker):
     # -- assignments ---------------------------------------------------------------------
 
     def on_assign(self, node: cst.Assign, ctx: str | None) -> None:
-        device = False
+        context: str | None = None
         for target in node.targets:
             self.walk_target(target.target)
-            device = device or hostdata.is_device_target(self, target.target)
-        self.walk(node.value, ASSIGNMENT if device else None)
+            context = context or hostdata.assignment_context(self, target.target)
+        self.walk(node.value, context)
         self.bind_targets([t.target for t in node.targets], node.value)
         for target in node.targets:
             self.bind_host(target.target, node.value)
@@ -355,7 +356,7 @@ class StatementWalker(BaseWalker):
         self.walk_target(node.target)
         self.walk_annotation(node.annotation)
         if node.value is not None:
-            self.walk(node.value, ASSIGNMENT if hostdata.is_device_target(self, node.target) else None)
+            self.walk(node.value, hostdata.assignment_context(self, node.target))
             self.bind_targets([node.target], node.value)
 
     def on_named_expr(self, node: cst.NamedExpr, ctx: str | None) -> None:

@@ -10,7 +10,7 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
-from tpucheck.analyze.python import conditions, hostdata
+from tpucheck.analyze.python import conditions, hostdata, options
 from tpucheck.analyze.python.constraints import args_hold, call_label, keyword_holds, static_string
 from tpucheck.analyze.python.context import Guard
 from tpucheck.analyze.python.core import Hit
@@ -177,7 +177,7 @@ class Walker(StatementWalker):
         if isinstance(action, cst.SimpleString) and action.evaluated_value in ("store_true", "store_false"):
             default = "False" if action.evaluated_value == "store_true" else "True"
         elif "default" in keywords:
-            default = conditions.literal_code(keywords["default"])
+            default = options.literal_code(keywords["default"])
         if default is not None:
             self.options[name.lstrip("-").replace("-", "_")] = default
 

@@ -1,0 +1,171 @@
+"""Launch lines: the commands of shell and batch scripts, Makefile recipes and Dockerfiles,
+and the `option` matchers run over their words.
+
+`python train.py --accelerator gpu`, `torchrun ... --strategy=deepspeed_stage_2`, `tune run
+lora_finetune device=cuda`: what a launch line says about CUDA is an option and its value,
+however the line is split. The reader joins continuation lines (`\\` at the end), drops
+comments and heredoc bodies (their text is another program's input), and splits each
+command into shell words, keeping where every word was written so a finding points at the
+option even when its value sits on the next line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from tpucheck.discover.textpos import NEWLINES_ONLY, LineIndex
+from tpucheck.findings import RawMatch, Span, normalize_snippet
+from tpucheck.ruleset.model import Rule
+from tpucheck.ruleset.names import path_matches
+
+__all__ = ["Word", "analyze_launch", "launch_words"]
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    text: str
+    """The word with its quotes removed (and the brackets and commas of an exec-form
+    Dockerfile line: `["python", "--accelerator", "gpu"]`)."""
+    start: int
+    end: int
+    """Offsets into the file's text."""
+
+
+_WORD = re.compile(r"""(?:[^\s'"\\]+|\\.|'[^']*'|"(?:\\.|[^"\\])*")+""", re.S)
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_]\w*)\1")
+_EDGES = re.compile(r"""^[\[,]+|[\],;]+$""")
+_TRAILING = re.compile(r"[\],;]+$")
+
+
+def _unquote(word: str) -> str:
+    word = _EDGES.sub("", word)
+    out: list[str] = []
+    for part in re.finditer(r"""'([^']*)'|"((?:\\.|[^"\\])*)"|\\(.)|([^'"\\]+)""", word, re.S):
+        single, double, escaped, plain = part.groups()
+        out.append(single if single is not None else re.sub(r"\\(.)", r"\1", double) if double is not None else escaped or plain or "")
+    return _EDGES.sub("", "".join(out))
+
+
+def _strip_comment(line: str) -> str:
+    """Drop a `#` comment: one that starts a word, outside quotes (`${#x}`, `a#b` stay)."""
+    quote: str | None = None
+    previous = " "
+    for index, char in enumerate(line):
+        if quote:
+            if char == quote and (quote == "'" or line[index - 1] != "\\"):
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and previous in " \t;|&(":
+            return line[:index]
+        previous = char
+    return line
+
+
+def command_lines(text: str) -> Iterator[list[tuple[int, str]]]:
+    """Each logical line as pieces of (offset in the text, piece of code): continuation
+    lines joined, comments dropped, heredoc bodies skipped."""
+    index = LineIndex(text, NEWLINES_ONLY)
+    pieces: list[tuple[int, str]] = []
+    heredoc: str | None = None
+    for number in range(1, len(index.starts) + 1):
+        offset = index.starts[number - 1]
+        line = index.line_text(number).rstrip("\r")
+        if heredoc is not None:
+            if line.strip() == heredoc:
+                heredoc = None
+            continue
+        code = _strip_comment(line)
+        continued = code.endswith("\\") and not code.endswith("\\\\")
+        if continued:
+            code = code[:-1]
+        found = _HEREDOC.search(code)
+        if found is not None:
+            heredoc = found.group(2)
+        pieces.append((offset, code))
+        if not continued:
+            if any(piece.strip() for _, piece in pieces):
+                yield pieces
+            pieces = []
+    if any(piece.strip() for _, piece in pieces):
+        yield pieces
+
+
+def launch_words(pieces: list[tuple[int, str]]) -> list[Word]:
+    """The shell words of one logical line; a word never spans a continuation."""
+    words: list[Word] = []
+    for offset, code in pieces:
+        for found in _WORD.finditer(code):
+            text = _unquote(found.group())
+            if text:
+                words.append(Word(text, offset + found.start(), offset + _trimmed_end(found.group(), found.end())))
+    return words
+
+
+def _trimmed_end(raw: str, end: int) -> int:
+    """The end of a word without a trailing `,` or `]` (an exec-form Dockerfile array)."""
+    trailing = _TRAILING.search(raw)
+    return end - (len(trailing.group()) if trailing else 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    name: str
+    value: str | None
+    start: int
+    end: int
+
+
+def options(words: list[Word]) -> Iterator[Option]:
+    """`--name value`, `--name=value`, `-name value` and override words `name=value`
+    (`trainer.accelerator=gpu`, `+device=cuda`, `++x=y`)."""
+    for position, word in enumerate(words):
+        text = word.text
+        if text.startswith("-") and len(text.lstrip("-")) > 1:
+            name, equals, value = text.lstrip("-").partition("=")
+            if equals:
+                yield Option(name, value, word.start, word.end)
+                continue
+            following = words[position + 1] if position + 1 < len(words) else None
+            if following is not None and not following.text.startswith("-") and "=" not in following.text:
+                yield Option(name, following.text, word.start, following.end)
+            else:
+                yield Option(name, None, word.start, word.end)
+        elif "=" in text and position > 0:
+            name, _, value = text.lstrip("+~").partition("=")
+            # `deepspeed==0.7.7` is a pin for pip, not an override
+            if re.fullmatch(r"[A-Za-z_][\w.\-/]*", name) and not value.startswith("="):
+                yield Option(name, value, word.start, word.end)
+
+
+def _name_matches(name: str, patterns: tuple[str, ...]) -> bool:
+    """A glob holds on the option's name or on its last dotted parts (`accelerator` holds
+    on `trainer.accelerator`), as a `config` key pattern does."""
+    parts = name.split(".")
+    return any(fnmatchcase(".".join(parts[-n:]), pattern) for pattern in patterns for n in range(1, len(parts) + 1))
+
+
+def analyze_launch(path: str, text: str, rules: list[Rule]) -> list[RawMatch]:
+    wanted = [(rule, m) for rule in rules for m in rule.matchers if m.kind == "option" and path_matches(path, m.files)]
+    if not wanted or ("-" not in text and "=" not in text):
+        return []
+    index = LineIndex(text, NEWLINES_ONLY)
+    matches: list[RawMatch] = []
+    seen: set[tuple[str, int]] = set()
+    for pieces in command_lines(text):
+        for option in options(launch_words(pieces)):
+            for rule, matcher in wanted:
+                if not _name_matches(option.name, matcher.patterns):
+                    continue
+                if matcher.value is not None and (option.value is None or matcher.value.fullmatch(option.value) is None):
+                    continue
+                if (rule.id, option.start) in seen:
+                    continue
+                seen.add((rule.id, option.start))
+                span: Span = index.span(option.start, option.end)
+                snippet = normalize_snippet(index.line_text(span.line))[:160]
+                matches.append(RawMatch(rule.id, span, snippet, detail=option.name))
+    return matches
