@@ -247,6 +247,8 @@ class _Check:
             if constraint.value is not None:
                 values = self.values(argument)
                 if values is not None and not any(constraint.value.fullmatch(v) for v in values):
+                    if not values and constraint.any_expression:
+                        continue  # an expression with no literal to exclude holds
                     return False
         return True
 
