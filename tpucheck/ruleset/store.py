@@ -38,6 +38,7 @@ from typing import Any
 import tpucheck
 from tpucheck.ruleset.model import Ruleset
 from tpucheck.ruleset.problems import RuleProblem
+from tpucheck.ruleset.versions import Version
 
 __all__ = ["StoreError", "code_digest", "decode", "encode", "fetch", "keep", "store_key", "user_cache_dir"]
 
@@ -180,6 +181,8 @@ def _make(hint: Any) -> Codec:
         return _identity, _checked_float
     if hint is type(None):
         return _identity, _checked_none
+    if hint is Version:  # a plain class (slots, no dataclass): its parts
+        return (lambda value: list(value.parts)), (lambda data: Version.of(tuple(_checked_int(p) for p in _list(data))))
     if dataclasses.is_dataclass(hint) and isinstance(hint, type):
         return _dataclass_codec(hint)
     origin, args = typing.get_origin(hint), typing.get_args(hint)
