@@ -55,6 +55,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -556,8 +557,66 @@ def best_of(repeat: int, measure_once: Callable[[], T], seconds: Callable[[T], f
 
 
 def startup_seconds() -> float:
-    """What every CLI run pays before scanning: interpreter, imports (libcst, typer, rich...)."""
+    """What every CLI run pays before scanning: interpreter and imports (typer; the scan,
+    libcst and the reports are imported when used)."""
     return run_measured([sys.executable, "-m", "tpucheck", "--version"]).seconds
+
+
+# --------------------------------------------------------------------------- peers
+
+SEMGREP_RULE = """rules:
+  - id: cuda-synchronize
+    languages: [python]
+    severity: WARNING
+    message: torch.cuda.synchronize() has no TPU counterpart
+    pattern: torch.cuda.synchronize(...)
+"""
+"""One rule, the equivalent of tpucheck's CA001: semgrep's cost is mostly per file and
+per rule, so a one-rule run is its floor on the tree."""
+
+
+def peer_tool(name: str) -> str | None:
+    """A peer's executable: beside this interpreter (the same virtualenv) first, then PATH."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else shutil.which(name)
+
+
+def peer_stages(tree: str, jobs: int, repeat: int, python_files: int, python_lines: int) -> list[Stage]:
+    """ruff (its default rules) and semgrep (one rule) over the same tree, when installed:
+    not what tpucheck does, but what a team already runs in CI, for scale."""
+    stages = []
+    ruff = peer_tool("ruff")
+    if ruff is not None:
+        argv = [ruff, "check", tree, "--isolated", "--no-cache", "--exit-zero", "--quiet", "--output-format", "concise"]
+        stages.append(_peer_stage("ruff check (default rules)", argv, repeat, python_files, python_lines, 0, _version(ruff)))
+    semgrep = peer_tool("semgrep")
+    if semgrep is not None:
+        with tempfile.TemporaryDirectory(prefix="bench_scan_semgrep_") as scratch:
+            rule = os.path.join(scratch, "rule.yaml")
+            with open(rule, "w", encoding="utf-8") as handle:
+                handle.write(SEMGREP_RULE)
+            argv = [semgrep, "scan", "--config", rule, "--metrics", "off", "--disable-version-check", "--quiet", "--json",
+                    "--output", os.path.join(scratch, "out.json"), "--jobs", str(jobs), tree]  # fmt: skip
+            stages.append(_peer_stage(f"semgrep scan -j {jobs} (1 rule)", argv, repeat, python_files, python_lines, jobs, _version(semgrep)))
+    return stages
+
+
+def _peer_stage(label: str, argv: list[str], repeat: int, files: int, lines: int, cores: int, version: str) -> Stage:
+    runs = [run_measured(argv) for _ in range(repeat)]
+    best = min(runs, key=lambda run: run.seconds)
+    failed = sum(run.returncode != 0 for run in runs)
+    note = f"{version}; exit codes {sorted({run.returncode for run in runs})}" if failed else version
+    stage = Stage(label, best.seconds, files, lines, failed, cores or os.cpu_count() or 1, note, best.others_cpu_seconds, best.cpu_seconds)
+    stage.seconds_all = [run.seconds for run in runs]
+    return stage
+
+
+def _version(executable: str) -> str:
+    try:
+        done = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=120, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return "version unknown"
+    return (done.stdout.strip() or done.stderr.strip()).splitlines()[-1] if (done.stdout or done.stderr).strip() else "version unknown"
 
 
 # --------------------------------------------------------------------------- report
@@ -610,7 +669,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         return keep([run_scan(tree, jobs, rules, prefilter) for _ in range(repeat)])
 
     scan_n = scans_of(args.jobs)
-    scan_1 = scans_of(1) if args.jobs != 1 else scan_n
+    scan_1 = scans_of(1) if args.jobs != 1 and not args.skip_single else scan_n
     full = scans_of(args.jobs, prefilter=False) if args.no_prefilter else None
     cold: ScanRun | None = None
     warm: ScanRun | None = None
@@ -652,12 +711,14 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     scans += [run for run in (cold, warm) if run is not None]
     ratios: dict[str, float | None] = {
         f"scan_j{args.jobs}_over_libcst_parse_all": _ratio(scan_n.seconds, cst_stage.seconds),
-        "scan_j1_over_libcst_parse_all": _ratio(scan_1.seconds, cst_stage.seconds),
+        f"scan_j{args.jobs}_cpu_over_libcst_parse_cpu": _ratio(scan_n.cpu_seconds, cst_stage.cpu_seconds or 0.0),
         f"scan_j{args.jobs}_over_ast_parse_all": _ratio(scan_n.seconds, ast_stage.seconds),
-        f"speedup_j1_over_j{args.jobs}": _ratio(scan_1.seconds, scan_n.seconds),
         f"scan_j{args.jobs}_lines_per_second": _ratio(scan_n.lines_scanned, scan_n.seconds),
         f"scan_j{args.jobs}_python_lines_per_second": _ratio(read.lines, scan_n.seconds),
     }
+    if scan_1 is not scan_n:
+        ratios["scan_j1_over_libcst_parse_all"] = _ratio(scan_1.seconds, cst_stage.seconds)
+        ratios[f"speedup_j1_over_j{args.jobs}"] = _ratio(scan_1.seconds, scan_n.seconds)
     if cold is not None and warm is not None:
         ratios[f"warm_over_cold_scan_j{args.jobs}"] = _ratio(warm.seconds, scan_n.seconds)
         ratios[f"warm_over_cold_cache_j{args.jobs}"] = _ratio(warm.seconds, cold.seconds)
@@ -675,7 +736,14 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             )
         )
         ratios[f"naive_over_scan_j{args.jobs}"] = _ratio(naive["extrapolated_seconds"], scan_n.seconds)
-        ratios["naive_over_scan_j1"] = _ratio(naive["extrapolated_seconds"], scan_1.seconds)
+        if scan_1 is not scan_n:
+            ratios["naive_over_scan_j1"] = _ratio(naive["extrapolated_seconds"], scan_1.seconds)
+    for peer in [] if args.skip_peers else peer_stages(tree, args.jobs, repeat, len(python_files), read.lines):
+        stages.append(peer)
+        key = peer.name.split()[0]
+        ratios[f"scan_j{args.jobs}_over_{key}"] = _ratio(scan_n.seconds, peer.seconds)
+        if cold is not None and warm is not None:
+            ratios[f"warm_scan_j{args.jobs}_over_{key}"] = _ratio(warm.seconds, peer.seconds)
 
     rules_after = rule_files_digest(rules)
     checks = {
@@ -798,6 +866,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-prefilter", action="store_true", help="also time a scan that parses every Python file")
     parser.add_argument("--repeat", type=int, default=1, metavar="K", help="run each scan and parse baseline K times and keep the fastest (default 1)")
     parser.add_argument("--skip-cache", action="store_true", help="leave out the cold-cache and warm-cache scans")
+    parser.add_argument("--skip-single", action="store_true", help="leave out the one-worker scan")
+    parser.add_argument("--skip-peers", action="store_true", help="leave out ruff and semgrep even when installed")
     args = parser.parse_args(argv)
     if not os.path.exists(args.tree):
         print(f"bench_scan: no such file or directory: {args.tree}", file=sys.stderr)

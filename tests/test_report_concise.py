@@ -14,7 +14,7 @@ from conftest import SYNC_NOTEBOOK, fixture_ruleset, write_tree
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.findings import ScanError, Skipped
 from tpucheck.report import FORMATS, concise
-from tpucheck.report.prose import first_sentence
+from tpucheck.report.prose import brief
 from tpucheck.result import ScanResult
 from tpucheck.ruleset import load_ruleset
 
@@ -108,7 +108,27 @@ def test_error_lines_are_escaped(result: ScanResult) -> None:
 def test_only_the_first_sentence_of_a_message(result: ScanResult) -> None:
     finding = dataclasses.replace(result.findings[0], message="One thing  breaks.\nAnother sentence follows.")
     line = concise.finding_line(finding)
-    assert line == "csrc/k.cu:1:1: T015 [blocker] One thing breaks."
+    assert line == "csrc/k.cu:1:1: T015 [blocker] One thing breaks"
+
+
+@pytest.mark.parametrize(
+    ("message", "shown"),
+    [
+        # asides in parentheses go, backquoted code stays whole, clauses follow while they fit
+        ("This CMake build enables CUDA (`LANGUAGES CUDA`, `enable_language(CUDA)`); it cannot configure on a TPU host. More.",
+         "This CMake build enables CUDA; it cannot configure on a TPU host"),
+        # a first clause too short to say much takes the next one, shortened
+        ("Direct use of Triton (`import triton`): Triton does not target TPUs, so the package and the kernels written with it are unavailable there.",
+         "Direct use of Triton: Triton does not target TPUs, so the package and…"),
+        ("`torch.where(cond)` (one argument) returns a tensor whose size depends on the data, which on a TPU falls back to the host every step.",
+         "`torch.where(cond)` returns a tensor whose size depends on the data…"),
+        ("`f(a; b)` is fine: short.", "`f(a; b)` is fine: short"),
+    ],
+)
+def test_a_message_is_cut_to_its_gist(result: ScanResult, message: str, shown: str) -> None:
+    finding = dataclasses.replace(result.findings[0], message=message)
+    assert concise.finding_line(finding) == f"csrc/k.cu:1:1: T015 [blocker] {shown}"
+    assert len(shown) <= 72
 
 
 def test_colour_only_on_request(result: ScanResult) -> None:
@@ -148,7 +168,8 @@ def test_skipped_files_are_counted(result: ScanResult) -> None:
 
 
 def test_built_in_rules(tmp_path: Path) -> None:
-    """With the shipped rules a line names the real rule and its message's first sentence."""
+    """With the shipped rules a line names the real rule and the gist of its message, and
+    stays as short as a linter's."""
     ruleset = load_ruleset()
     root = write_tree(tmp_path / "repo", {"pkg/a.py": "import torch\ntorch.cuda.synchronize()\n"})
     result = scan(str(root), ruleset, ScanOptions(jobs=1))
@@ -156,9 +177,16 @@ def test_built_in_rules(tmp_path: Path) -> None:
     rule = next(r for r in ruleset.rules if r.id == finding.rule)
     assert rule.name == "cuda-synchronize"
     assert concise.render(result).splitlines() == [
-        f"pkg/a.py:2:1: {rule.id} [{rule.severity}] {first_sentence(rule.message)}",
+        'pkg/a.py:2:1: CA001 [major] `torch.cuda.synchronize()` raises "Torch not compiled with CUDA…',
         f"1 finding (1 {rule.severity}) in 1 file; {score_text(result)}",
     ]
+
+
+def test_every_built_in_rule_gives_a_short_line() -> None:
+    for rule in load_ruleset().rules:
+        gist = brief(rule.message)
+        assert 30 <= len(gist) <= 72, (rule.id, gist)
+        assert "\n" not in gist and not gist.endswith(".")
 
 
 def test_a_path_cannot_start_a_workflow_command(tmp_path: Path) -> None:

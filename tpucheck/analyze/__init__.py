@@ -1,24 +1,16 @@
 """Per-file analysis: one function that takes a file's text and kinds and returns a
 FileResult. Pure (no I/O, no globals beyond the compiled context), so the engine can run
-it in worker processes and a cache can store its output."""
+it in worker processes and a cache can store its output.
+
+The analyzers are imported when a file of their kind is first analyzed: a rescan served
+by the cache never loads libcst or the manifest parsers."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tpucheck.analyze.configs import analyze_config
-from tpucheck.analyze.deps import match_requirements
-from tpucheck.analyze.launch import analyze_launch
-from tpucheck.analyze.manifests import ManifestError, parse_manifest
-from tpucheck.analyze.native import analyze_native
-from tpucheck.analyze.notebook_analysis import analyze_notebook
-from tpucheck.analyze.python import (
-    PythonIndex,
-    analyze_source,
-    build_python_index,
-    find_suppressions,
-)
-from tpucheck.analyze.textfiles import OTHER_KINDS, analyze_textfile, file_globs
+from tpucheck.analyze.python import PythonIndex, build_python_index
+from tpucheck.analyze.textfiles import OTHER_KINDS, file_globs
 from tpucheck.findings import FileResult, ScanError
 from tpucheck.ruleset.model import Rule, Ruleset
 
@@ -76,6 +68,15 @@ def analyze_text(path: str, kinds: tuple[str, ...], text: str, context: Analysis
 
 
 def _analyze_kind(kind: str, path: str, text: str, context: AnalysisContext, result: FileResult) -> None:
+    from tpucheck.analyze.configs import analyze_config
+    from tpucheck.analyze.deps import match_requirements
+    from tpucheck.analyze.launch import analyze_launch
+    from tpucheck.analyze.manifests import ManifestError, parse_manifest
+    from tpucheck.analyze.native import analyze_native
+    from tpucheck.analyze.notebook_analysis import analyze_notebook
+    from tpucheck.analyze.python.source import analyze_source, find_suppressions
+    from tpucheck.analyze.textfiles import analyze_textfile
+
     if kind == "python":
         analysis = analyze_source(text, context.python, prefilter=context.prefilter, path=path)
         result.parsed = analysis.parsed

@@ -34,6 +34,7 @@ import contextlib
 import dataclasses
 import errno
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -43,13 +44,13 @@ import sys
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import tpucheck
 from tpucheck.findings import Build, FileResult, Import, ImportFacts, RawMatch, Reason, ScanError, Span, Suppression
 from tpucheck.jsontypes import expect_bool, expect_int, expect_list, expect_str, optional_str
 from tpucheck.ruleset.model import Ruleset
+from tpucheck.ruleset.store import code_digest, user_cache_dir
 
 CACHE_DIRNAME = ".tpucheck_cache"
 """Discovery never walks into a directory of this name (`ALWAYS_SKIPPED_DIRS`)."""
@@ -148,41 +149,24 @@ def ruleset_digest(ruleset: Ruleset) -> str:
     return _sha256(_canonical(_stable(ruleset)).encode("utf-8"))
 
 
-_CODE_DIGEST: str | None = None
-
-
-def code_digest() -> str:
-    """Of the package's own source: a development checkout changes analyzers without
-    changing `__version__`, and stale results would then look like real ones."""
-    global _CODE_DIGEST
-    if _CODE_DIGEST is None:
-        hasher = hashlib.sha256()
-        package = Path(tpucheck.__file__).resolve().parent
-        try:
-            sources = sorted(p for p in package.rglob("*.py") if "__pycache__" not in p.parts)
-            for source in sources:
-                hasher.update(source.relative_to(package).as_posix().encode("utf-8") + b"\0")
-                hasher.update(source.read_bytes() + b"\0")
-        except OSError:
-            hasher.update(b"unreadable package source")
-        _CODE_DIGEST = hasher.hexdigest()
-    return _CODE_DIGEST
-
-
 def _libcst_version() -> str:
-    try:
-        from libcst._version import __version__ as version
-    except ImportError:  # pragma: no cover - a libcst without the private module
+    """What identifies the installed libcst: its version file's bytes. Read, not imported:
+    a rescan served from the cache never loads libcst (a tenth of a second)."""
+    spec = importlib.util.find_spec("libcst")
+    if spec is None or spec.origin is None:
         return "unknown"
-    return str(version)
+    try:
+        with open(os.path.join(os.path.dirname(spec.origin), "_version.py"), "rb") as handle:
+            return _sha256(handle.read())
+    except OSError:
+        return "unknown"
 
 
 SECRET_ENV = "TPUCHECK_CACHE_SECRET"
 
 
 def _secret_path() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "tpucheck", "cache-secret")
+    return os.path.join(user_cache_dir(), "cache-secret")
 
 
 def machine_secret() -> str | None:

@@ -63,6 +63,8 @@ class Reachability:
 class _Graph:
     def __init__(self, modules: dict[str, str]) -> None:
         self.modules = modules  # dotted name -> path
+        self._absolute: dict[tuple[str, str], list[str]] = {}  # (importer's folder, module) -> targets
+        self._packages: dict[str, list[str]] = {}
         self.by_suffix: dict[str, list[str]] = {}
         for dotted in modules:
             parts = dotted.split(".")
@@ -73,6 +75,16 @@ class _Graph:
         """Project modules the import runs (the target and its packages), or [] for a
         module from outside the project."""
         name = imp.module
+        if not imp.level:  # the same for every module of a folder: asked once per folder
+            folder = self.modules.get(importer, "").rpartition("/")[0].replace("/", ".")
+            known = self._absolute.get((folder, name))
+            if known is None:
+                known = self._absolute[(folder, name)] = self._resolve(folder, imp)
+            return known
+        return self._resolve("", imp, importer)
+
+    def _resolve(self, folder: str, imp: Import, importer: str = "") -> list[str]:
+        name = imp.module
         if imp.level:
             package = importer.split(".")
             is_package = self.modules.get(importer, "").endswith("__init__.py")
@@ -82,12 +94,10 @@ class _Graph:
             package = package[: len(package) - (imp.level - 1)]
             name = ".".join([*package, name]) if name else ".".join(package)
         candidates = [name, name.rpartition(".")[0]]
-        if not imp.level:
+        if not imp.level and folder:
             # A module beside the importer (`import kernels` from a script's folder, or
             # after `sys.path.append(dirname(__file__))`) shadows anything installed.
-            folder = self.modules.get(importer, "").rpartition("/")[0].replace("/", ".")
-            if folder:
-                candidates = [f"{folder}.{name}", f"{folder}.{name.rpartition('.')[0]}" if "." in name else "", *candidates]
+            candidates = [f"{folder}.{name}", f"{folder}.{name.rpartition('.')[0]}" if "." in name else "", *candidates]
         for candidate in candidates:
             if not candidate:
                 continue
@@ -100,8 +110,11 @@ class _Graph:
         return []
 
     def _with_packages(self, dotted: str) -> list[str]:
-        parts = dotted.split(".")
-        return [".".join(parts[:n]) for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in self.modules]
+        found = self._packages.get(dotted)
+        if found is None:
+            parts = dotted.split(".")
+            found = self._packages[dotted] = [".".join(parts[:n]) for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in self.modules]
+        return found
 
 
 def reachability(
@@ -187,9 +200,14 @@ def reachability_of(
                 stack.append(target)
     optional_files = frozenset(path for dotted, path in graph.modules.items() if dotted not in required)
     evidence: dict[str, Reason] = {}
+    first_importer: dict[str, str] = {}  # module -> the first module importing it conditionally
+    for importer_module, sites in edges.items():
+        for target, conditional in sites:
+            if conditional:
+                first_importer.setdefault(target, importer_module)
     for dotted, path in graph.modules.items():
         if dotted not in required:
-            importer = next((graph.modules[m] for m, sites in edges.items() for t, c in sites if t == dotted and c), None)
+            importer = graph.modules[first_importer[dotted]] if dotted in first_importer else None
             if importer is not None:
                 evidence[path] = Reason("fallback.optional-module", f"{path} is only imported inside a try, a function or TYPE_CHECKING (by {importer})")
     ext_required = {name for name, sites in external.items() if any(m in required and not c for m, c in sites)}

@@ -1,9 +1,9 @@
 """Run a rule's own examples: the contract every rule carries, ours and our users'.
 
 A `flag` example must produce at least one finding of its rule and a `pass` example none,
-with the rule run alone and the prefilter on, so that a needle that misses the rule's own
-example fails here. The test suite runs this over the built-in rules; `tpucheck rules
-test` runs it over a team's rule files.
+with the rule run alone and the prefilter and screen on, so that a needle or a screen
+that misses the rule's own example fails here. The test suite runs this over the built-in
+rules; `tpucheck rules test` runs it over a team's rule files.
 """
 
 from __future__ import annotations

@@ -3,36 +3,28 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
-import re
 import sys
 import traceback
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 import typer.core
 
 from tpucheck import __version__
-from tpucheck.analyze.cache import CacheStats
-from tpucheck.analyze.rule_examples import check_rule, rule_examples
-from tpucheck.api import load_settings, scan_root
-from tpucheck.api import scan as api_scan
 from tpucheck.cli.usage import ReadableCommand
-from tpucheck.config.file import Config, load_config
-from tpucheck.config.init_template import InitError, write_init
-from tpucheck.config.settings import Flags, Settings, SettingsError, resolve_settings
+from tpucheck.config.formats import FORMAT_NAMES
 from tpucheck.findings import CATEGORIES, SEVERITIES, ScanError, severity_rank
-from tpucheck.gates.merge import MergeError, merge_reports
-from tpucheck.report import FORMATS
 from tpucheck.report.options import DEFAULT_MAX_FINDINGS, STEP_SUMMARY_LIMIT, ReportOptions, terminal_width
-from tpucheck.report.paths import HERE_FORMATS, display_prefix, from_here
-from tpucheck.result import ScanResult
-from tpucheck.ruleset import RuleFileError, SelectionError, load_ruleset, select_rules
-from tpucheck.ruleset.loader import load_ruleset_lenient, rule_files
-from tpucheck.ruleset.model import Rule, Ruleset
+
+if TYPE_CHECKING:  # the scan, the rules and the reports are imported by the commands that
+    # use them: `tpucheck --version` and `--help` load typer and little else
+    from tpucheck.config.settings import Settings
+    from tpucheck.result import ScanResult
+    from tpucheck.ruleset.model import Rule, Ruleset
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_BUG = 0, 1, 2, 3
 
@@ -58,6 +50,8 @@ def _split(values: list[str] | None) -> tuple[str, ...]:
 
 def _load_rules(rules: list[Path] | None, select: list[str] | None, ignore: list[str] | None) -> Ruleset:
     """Strict loading, for the commands that describe rules: any problem is a usage error."""
+    from tpucheck.ruleset import RuleFileError, SelectionError, load_ruleset, select_rules
+
     try:
         ruleset = load_ruleset(rules or [])
         return select_rules(ruleset, _split(select), _split(ignore))
@@ -84,7 +78,7 @@ def _root(
 @app.command("scan", cls=ReadableCommand, short_help="Scan a tree: inventory, score, plan, findings; gate CI.")
 def scan_command(
     paths: list[Path] | None = typer.Argument(None, metavar="PATH", help="A directory to scan (default: the current one), or files and directories (as pre-commit passes them).", show_default=False),
-    output_format: str | None = typer.Option(None, "--format", "-f", metavar="FORMAT", help=f"Report format: {', '.join(FORMATS)} (default: terminal)."),
+    output_format: str | None = typer.Option(None, "--format", "-f", metavar="FORMAT", help=f"Report format: {', '.join(FORMAT_NAMES)} (default: terminal)."),
     output: Path | None = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the report to this file instead of stdout."),
     fail_under: float | None = typer.Option(None, "--fail-under", metavar="SCORE", help="Exit 1 when the score is below this (0-100)."),
     fail_on: str | None = typer.Option(None, "--fail-on", metavar="SEVERITY", help=f"Exit 1 on any new finding at or above this severity: {', '.join(SEVERITIES)}."),
@@ -106,7 +100,7 @@ def scan_command(
     no_gitignore: bool = typer.Option(False, "--no-gitignore", help="Scan files that .gitignore excludes too."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, metavar="N", help="Worker processes (default: all cores)."),
     max_file_size: int | None = typer.Option(None, "--max-file-size", min=1, metavar="BYTES", help="Skip files larger than this many bytes (default 5 MiB)."),
-    no_prefilter: bool = typer.Option(False, "--no-prefilter", help="Parse every Python file, even those that mention nothing a rule looks for."),
+    no_prefilter: bool = typer.Option(False, "--no-prefilter", help="Parse every Python file whole, with neither prefilter nor screen (the same findings, slower)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, no notes on stderr."),
     show_all: bool = typer.Option(False, "--show-all", help="List every finding in the terminal report (default: the first 40)."),
     max_findings: int | None = typer.Option(None, "--max-findings", min=0, metavar="N", help="List at most N findings in the terminal report."),
@@ -124,6 +118,10 @@ def scan_command(
       tpucheck scan ./repo --fail-under 80       exit 1 below a score of 80
       tpucheck scan . -f html -o report.html     one page for people
     """
+    from tpucheck.analyze.cache import CacheStats
+    from tpucheck.api import load_settings, scan_root
+    from tpucheck.config.settings import Flags
+
     paths = paths or [Path(".")]
     for path in paths:
         if not os.path.lexists(path):
@@ -194,6 +192,8 @@ def fix_command(
       tpucheck fix ./repo                 apply the safe fixes in place
       tpucheck fix . --unsafe-fixes       also the fixes it cannot prove safe (listed with why)
     """
+    from tpucheck.api import load_settings, scan_root
+    from tpucheck.config.settings import Flags
     from tpucheck.fix.output import print_diff, print_summary
     from tpucheck.fix.runner import run_fix
 
@@ -264,6 +264,8 @@ def _report_problems(problems: list[ScanError]) -> None:
 
 
 def _run_scan(root: str, settings: Settings, only: tuple[str, ...], *, show_progress: bool) -> ScanResult:
+    from tpucheck.api import scan as api_scan
+
     if not show_progress:
         return api_scan(root, settings, paths=only)
     from rich.console import Console
@@ -285,6 +287,9 @@ def _run_scan(root: str, settings: Settings, only: tuple[str, ...], *, show_prog
 
 
 def _emit(result: ScanResult, output_format: str, output: Path | None, report: ReportOptions | None = None) -> None:
+    from tpucheck.report import FORMATS
+    from tpucheck.report.paths import HERE_FORMATS, display_prefix, from_here
+
     writer = FORMATS[output_format]
     report = report or ReportOptions()
     if output_format in HERE_FORMATS:
@@ -321,7 +326,7 @@ def _gate(result: ScanResult, fail_under: float | None, fail_on: str | None) -> 
 @app.command("merge", cls=ReadableCommand, short_help="Combine shard reports, or render a JSON report again.")
 def merge_command(
     reports: list[Path] = typer.Argument(..., metavar="REPORT", help="JSON reports of every shard (--shard K/N), or one JSON report to render again.", show_default=False),
-    output_format: str | None = typer.Option(None, "--format", "-f", metavar="FORMAT", help=f"Report format: {', '.join(FORMATS)} (default: terminal)."),
+    output_format: str | None = typer.Option(None, "--format", "-f", metavar="FORMAT", help=f"Report format: {', '.join(FORMAT_NAMES)} (default: terminal)."),
     output: Path | None = typer.Option(None, "--output", "-o", metavar="FILE", help="Write the report to this file instead of stdout."),
     fail_under: float | None = typer.Option(None, "--fail-under", metavar="SCORE", help="Exit 1 when the merged score is below this (0-100)."),
     fail_on: str | None = typer.Option(None, "--fail-on", metavar="SEVERITY", help=f"Exit 1 on any new finding at or above this severity: {', '.join(SEVERITIES)}."),
@@ -338,6 +343,13 @@ def merge_command(
       tpucheck merge s1.json s2.json --fail-under 60
       tpucheck merge tpucheck.json -f sarif -o tpucheck.sarif
     """
+    from tpucheck.config.file import Config, load_config
+    from tpucheck.config.settings import Flags, resolve_settings
+    from tpucheck.gates.merge import MergeError, merge_reports
+    from tpucheck.report import FORMATS
+    from tpucheck.ruleset import RuleFileError
+    from tpucheck.ruleset.loader import load_ruleset_lenient
+
     config = Config() if isolated else load_config(Path.cwd(), explicit=config_file, formats=FORMATS)
     settings = resolve_settings(config, Flags(output_format=output_format, fail_under=fail_under, fail_on=fail_on), formats=tuple(FORMATS))
     try:
@@ -382,6 +394,7 @@ def trace_command(
       tpucheck trace m:build --input m:batch --allow-exec -f json -o trace.json
       tpucheck scan . --trace trace.json        static findings confirmed at run time
     """
+    from tpucheck.ruleset import load_ruleset
     from tpucheck.trace.command import TraceUsage, cli_trace
 
     try:
@@ -402,6 +415,8 @@ def init_command(
     force: bool = typer.Option(False, "--force", help="Overwrite an existing tpucheck.toml."),
 ) -> None:
     """Write a commented starter configuration: every setting explained, the blocker gate on."""
+    from tpucheck.config.init_template import InitError, write_init
+
     if not directory.is_dir():
         raise UsageProblem(f"not a directory: {directory}")
     try:
@@ -454,6 +469,10 @@ def rules_test_command(
 ) -> None:
     """Run the examples of your own rule files: each `flag` example must be flagged by its
     rule and each `pass` example must not. Exit 1 when one fails, 2 when a file is invalid."""
+    from tpucheck.analyze.rule_examples import check_rule, rule_examples
+    from tpucheck.ruleset import RuleFileError
+    from tpucheck.ruleset.loader import load_ruleset_lenient, rule_files
+
     for path in files:
         if not path.exists():
             raise UsageProblem(f"no such file or directory: {path}")
@@ -513,31 +532,13 @@ def _check_format(output_format: str) -> None:
 
 def _find_rule(ruleset: Ruleset, ref: str) -> Rule:
     """By id (any case) or by name; a miss names up to three close ids or names."""
-    wanted = ref.strip().lower()
-    for rule in ruleset.rules:
-        if wanted in (rule.id.lower(), rule.name.lower()):
-            return rule
-    close = _close_rules(ruleset, wanted)
-    hint = f"; did you mean {', '.join(close)}?" if close else "; `tpucheck rules` lists them"
-    raise UsageProblem(f"unknown rule {ref!r}{hint}")
+    from tpucheck.ruleset.select import close_rules, find_rule
 
-
-_ID_PARTS = re.compile(r"([a-z]+)0*(\d+)")
-
-
-def _close_rules(ruleset: Ruleset, wanted: str) -> list[str]:
-    """Up to three ids or names like `wanted`: the same id without its zero padding first
-    (`ca1`, `CA01` -> CA001), then difflib's closest, ties in alphabetical order."""
-    spelled: dict[str, str] = {}
-    for rule in ruleset.rules:
-        spelled.setdefault(rule.id.lower(), rule.id)
-        spelled.setdefault(rule.name.lower(), rule.name)
-    parts = _ID_PARTS.fullmatch(wanted)
-    same_id = [key for key in spelled if parts and (m := _ID_PARTS.fullmatch(key)) and m.groups() == parts.groups()]
-    similar = difflib.get_close_matches(wanted, list(spelled), n=len(spelled), cutoff=0.6)
-    ratio = {key: difflib.SequenceMatcher(None, wanted, key).ratio() for key in similar}
-    ranked = same_id + sorted((k for k in similar if k not in same_id), key=lambda k: (-ratio[k], k))
-    return [spelled[key] for key in ranked[:3]]
+    found = find_rule(ruleset, ref)
+    if found is None:
+        close = close_rules(ruleset, ref.strip().lower())
+        raise UsageProblem(f"unknown rule {ref!r}" + (f"; did you mean {', '.join(close)}?" if close else "; `tpucheck rules` lists them"))
+    return found
 
 
 def _write_text(text: str, output: Path | None) -> None:
@@ -572,9 +573,6 @@ def _write_rich(renderable: object, output: Path | None) -> None:
 def main() -> None:
     try:
         code = app(standalone_mode=False)
-    except (UsageProblem, SettingsError) as exc:
-        typer.echo(f"tpucheck: error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:
@@ -583,6 +581,10 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception as exc:
+        settings = sys.modules.get("tpucheck.config.settings")  # a run that never loaded it did not raise its error
+        if isinstance(exc, UsageProblem) or (settings is not None and isinstance(exc, settings.SettingsError)):
+            typer.echo(f"tpucheck: error: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
         if callable(getattr(exc, "show", None)) and hasattr(exc, "exit_code"):
             getattr(exc, "show")()  # noqa: B009 - a usage error found by the argument parser (click's or typer's)
             sys.exit(EXIT_USAGE)
@@ -590,3 +592,4 @@ def main() -> None:
         typer.echo(f"tpucheck: internal error (a bug, please report it): {type(exc).__name__}: {exc}", err=True)
         sys.exit(EXIT_BUG)
     sys.exit(code if isinstance(code, int) else EXIT_OK)
+

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from tpucheck.config.formats import FORMAT_MODULES
 from tpucheck.report.options import ReportOptions
-from tpucheck.result import ScanResult
+
+if TYPE_CHECKING:
+    from tpucheck.result import ScanResult
 
 __all__ = ["FORMATS", "ReportOptions", "Writer"]
 
-Writer = Callable[[ScanResult, TextIO, ReportOptions], None]
+Writer = Callable[["ScanResult", TextIO, ReportOptions], None]
 """(result, stream, options) -> None"""
 
 

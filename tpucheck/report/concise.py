@@ -1,6 +1,6 @@
 """One line per finding, ruff-style: the format for pre-commit hooks, editors and grep.
 
-    pkg/train.py:12:5: CA001 [major] `torch.cuda.synchronize()` raises ... on a TPU VM, ...
+    pkg/train.py:12:5: CA001 [major] `torch.cuda.synchronize()` raises "Torch not compiled with…
     notebooks/explore.ipynb:cell 3:2:1: CA007 [minor] ...
     pkg/broken.py: could not analyze (syntax-error): syntax error at line 2, column 1: ...
     3 findings (1 blocker, 2 major) in 15 files; score 71.2 (grade C, target torchtpu)
@@ -8,8 +8,10 @@
 * Positions are `path:line:col` (1-based, columns in characters), so editors and problem
   matchers can jump to them. A notebook finding reads `path:cell N:line:col`, as ruff
   writes it: the line and column count within cell N (every cell counts, Markdown too).
-* Only the first sentence of the rule's message is shown; `tpucheck explain RULE` has the
-  rest. Findings come in the result's order (path, cell, line, column, rule).
+* The message is its gist, at most 72 characters: the first sentence of the rule's message
+  without its parenthetical asides, as many of its clauses as fit (`report/prose.brief`);
+  `tpucheck explain RULE` has the rest. Findings come in the result's order (path, cell,
+  line, column, rule).
 * Only the findings the gate judges are listed: those the baseline holds (known debt) and
   those outside the lines changed since `--diff-base` are counted in the summary, not
   listed, since they are not what this change must fix. The summary is always the last line.
@@ -29,7 +31,7 @@ from typing import TextIO
 
 from tpucheck.findings import Finding, ScanError
 from tpucheck.report.options import ReportOptions
-from tpucheck.report.prose import first_sentence
+from tpucheck.report.prose import brief
 from tpucheck.result import ScanResult
 
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -89,7 +91,7 @@ def finding_line(finding: Finding, colour: bool = False) -> str:
         f"{_paint(location(finding), 'path', colour)}: "
         f"{_paint(escape(finding.rule), 'rule', colour)} "
         f"{_paint(f'[{finding.severity}]', finding.severity, colour)} "
-        f"{escape(first_sentence(finding.message))}"
+        f"{escape(brief(finding.message))}"
     )
 
 

@@ -30,6 +30,7 @@ from tpucheck.ruleset.model import (
     Where,
 )
 from tpucheck.ruleset.problems import Problems, RuleProblem, schema_problems
+from tpucheck.ruleset.store import fetch, keep, store_key
 from tpucheck.ruleset.yamlsource import LocatedYaml, YamlSourceError, load_located
 
 
@@ -106,6 +107,19 @@ def load_ruleset_lenient(extra: Iterable[str | Path] = ()) -> tuple[Ruleset, lis
 
 
 def _load(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
+    """The rule set these files make and its problems: from the store (store.py) when they
+    are unchanged since a run built it, else built and stored."""
+    key = store_key(files, also=(builtin_rules_dir() / "judgement.yaml",))
+    stored = fetch(key) if key is not None else None
+    if stored is not None:
+        return stored
+    ruleset, problems = _build(files)
+    if key is not None:
+        keep(key, ruleset, problems)
+    return ruleset, problems
+
+
+def _build(files: list[Path]) -> tuple[Ruleset, list[RuleProblem]]:
     problems: list[RuleProblem] = []
     rules: list[Rule] = []
     device: DeviceContext | None = None

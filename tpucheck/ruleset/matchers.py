@@ -87,8 +87,9 @@ GLOB_CHARS = re.compile(r"[*?\[]")
 _LEADING_WORD = re.compile(r"\^?([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def _string_needle(regex: re.Pattern[str]) -> str | None:
-    """The literal word a string regex must start with, if it has one of 3+ characters."""
+def string_needle(regex: re.Pattern[str]) -> str | None:
+    """The literal word a string regex must start with, if it has one of 3+ characters
+    (every value it fullmatches starts with that word)."""
     pattern = regex.pattern
     if "|" in pattern:
         return None
@@ -111,7 +112,7 @@ def derive_needles(matcher: Matcher) -> tuple[tuple[str, ...], ...] | None:
     """
     if matcher.kind == "string":
         assert matcher.regex is not None
-        needle = _string_needle(matcher.regex)
+        needle = string_needle(matcher.regex)
         return ((needle,),) if needle else None
     groups: list[tuple[str, ...]] = []
     for pattern in matcher.patterns:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from tpucheck.ruleset.yamlsource import LocatedYaml
+
+if TYPE_CHECKING:
+    import jsonschema
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +35,10 @@ def field_name(path: Iterable[str | int]) -> str:
 
 def schema_problems(doc: LocatedYaml, display: str, schema: dict[str, Any]) -> list[RuleProblem]:
     """One problem per schema violation, at its line, named as the rule file's author
-    would look for it."""
+    would look for it. (jsonschema is imported here: a run whose rules come from the store
+    never validates, and never pays its tenth of a second of imports.)"""
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(schema)
     problems = []
     for error in sorted(validator.iter_errors(doc.data), key=lambda e: list(map(str, e.absolute_path))):
@@ -77,7 +81,9 @@ def _most_relevant(error: jsonschema.ValidationError) -> jsonschema.ValidationEr
         deeper = [e for e in error.context if e.absolute_path and len(e.absolute_path) > len(error.absolute_path)]
         if deeper:
             return _most_relevant(deeper[0])
-    best = jsonschema.exceptions.best_match(error.context)
+    from jsonschema.exceptions import best_match
+
+    best = best_match(error.context)
     return _most_relevant(best) if best is not None else error
 
 
