@@ -334,7 +334,8 @@ def test_an_import_inside_a_function_is_an_optional_integration(tmp_path: Path) 
             return ds.initialize(model=model)
     """
     rows = found(tmp_path, code, rules=("DEP005",))
-    assert rows == [("DEP005", 2, 8, "blocker", False, "library"), ("DEP005", 5, 12, "major", True, "library")]
+    # a CUDA-only package with a presumed fallback (a lazy import): a small check, minor
+    assert rows == [("DEP005", 2, 8, "blocker", False, "library"), ("DEP005", 5, 12, "minor", True, "library")]
 
 
 def test_imports_for_type_checking_only_are_no_dependency(tmp_path: Path) -> None:
