@@ -188,3 +188,28 @@ def test_a_cuda_only_package_behind_a_device_test_with_a_fallback_is_a_note(tmp_
     # the same import on the main path blocks
     plain = scanned(tmp_path / "plain", {"pkg/attn.py": "from flash_attn import flash_attn_func\n"})
     assert [(f.rule, f.severity) for f in plain.findings if f.rule == "DEP002"] == [("DEP002", "blocker")]
+
+
+def test_an_except_that_builds_the_same_extension_keeps_its_kernels_required(tmp_path: Path) -> None:
+    # The handler binds the name again, to a just-in-time build of the same CUDA code:
+    # another way to get the extension, not a path without it (blind set 1's gsplat).
+    jit = """\
+        _C = None
+        try:
+            from detkit import _C
+        except ImportError:
+            if toolkit_found():
+                _C = build_and_load_detkit()
+            else:
+                print("detkit: no CUDA toolkit, disabled")
+
+
+        def shift(x):
+            return _C.shift(x)
+        """
+    result = scanned(tmp_path, {"setup.py": SETUP, "detkit/__init__.py": "", "detkit/ops.py": jit, "detkit/csrc/shift_cuda.cu": KERNEL})
+    assert rows(result, ("CK003",)) == [("CK003", "detkit/csrc/shift_cuda.cu", 3, "blocker")]
+    # binding the name to None is the path without it: optional, as above
+    none = jit.replace("_C = build_and_load_detkit()", "_C = None")
+    kept = scanned(tmp_path / "none", {"setup.py": SETUP, "detkit/__init__.py": "", "detkit/ops.py": none, "detkit/csrc/shift_cuda.cu": KERNEL})
+    assert rows(kept, ("CK003",)) == [("CK003", "detkit/csrc/shift_cuda.cu", 3, "minor")]

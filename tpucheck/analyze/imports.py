@@ -50,10 +50,35 @@ branch (`if torch.version.hip: ... else: import ext_cuda`) is the main path on i
 platform. `if TYPE_CHECKING:` is, since its imports never run."""
 
 
+_REBIND = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(?!None\b)[A-Za-z_][\w.]*\s*\(")
+
+
+def _bound_names(names: str | None, plain: str | None) -> set[str]:
+    """The names an import statement binds: `as` names, else the last (from) or first
+    (plain) component."""
+    bound = set()
+    for piece in (names if names is not None else plain or "").strip("() \\").split(","):
+        target, _, alias = piece.partition(" as ")
+        target, alias = target.strip(" ()\\"), alias.strip(" ()\\")
+        if alias:
+            bound.add(alias)
+        elif target:
+            bound.add(target.split(".")[0] if names is None else target)
+    return bound
+
+
 def scan_imports(text: str) -> list[Import]:
     """Every `import` statement's targets; `from m import a, b` gives `m.a`, `m.b` (a
-    name that is not a module falls back to `m` when resolved)."""
+    name that is not a module falls back to `m` when resolved).
+
+    An import made optional only by its `try` is required after all when the `except`
+    clause binds the same name to something a call makes (`_C = build_and_load()`, a
+    just-in-time build of the same extension): the handler provides the module another
+    way, not a path without it. A handler that warns, or binds the name to None, keeps
+    the import optional."""
     out: list[Import] = []
+    tries: dict[int, tuple[list[int], set[str]]] = {}  # try indent -> (imports only it makes optional, names they bind)
+    handler: tuple[int, list[int], set[str]] | None = None  # the except clause being read
     blocks: list[tuple[int, str]] = []  # (indent, kind) of the enclosing block headers
     depth = 0  # open brackets carried over from earlier lines
     in_string: str | None = None
@@ -84,11 +109,21 @@ def scan_imports(text: str) -> list[Import]:
         indent = len(line) - len(stripped)
         while blocks and blocks[-1][0] >= indent:
             blocks.pop()
+        if handler is not None:
+            if indent <= handler[0]:
+                handler = None
+            elif (rebound := _REBIND.match(stripped)) is not None and rebound.group(1) in handler[2]:
+                for index in handler[1]:
+                    out[index] = Import(out[index].level, out[index].module, False, out[index].top)
         header = _BLOCK.match(stripped)
         if header is not None:
             kind = " ".join(header.group(1).split())
             if kind == "if" and "TYPE_CHECKING" in stripped:
                 kind = "try"
+            if kind == "try":
+                tries[indent] = ([], set())
+            elif kind == "except" and indent in tries and ("ImportError" in stripped or stripped.rstrip(":").strip() == "except"):
+                handler = (indent, *tries[indent])
             blocks.append((indent, kind))
             continue
         if "import" not in stripped:
@@ -101,7 +136,12 @@ def scan_imports(text: str) -> list[Import]:
         if depth and names is not None:
             pending, pending_conditional, pending_top = [dots, base, names], conditional, not blocks
             continue
-        out.extend(_targets(dots, base, names, plain, conditional=conditional, top=not blocks))
+        made = _targets(dots, base, names, plain, conditional=conditional, top=not blocks)
+        if made and blocks and blocks[-1][1] == "try" and not any(kind in _OPTIONAL_BLOCKS for _, kind in blocks[:-1]):
+            indices, bound = tries.setdefault(blocks[-1][0], ([], set()))
+            indices.extend(range(len(out), len(out) + len(made)))
+            bound.update(_bound_names(names, plain))
+        out.extend(made)
     return out
 
 
