@@ -213,3 +213,25 @@ def test_an_except_that_builds_the_same_extension_keeps_its_kernels_required(tmp
     none = jit.replace("_C = build_and_load_detkit()", "_C = None")
     kept = scanned(tmp_path / "none", {"setup.py": SETUP, "detkit/__init__.py": "", "detkit/ops.py": none, "detkit/csrc/shift_cuda.cu": KERNEL})
     assert rows(kept, ("CK003",)) == [("CK003", "detkit/csrc/shift_cuda.cu", 3, "minor")]
+
+
+def test_a_copy_to_the_host_is_reported_only_in_per_step_code(tmp_path: Path) -> None:
+    # Audits J and K judged 15 of 24 one-off `.cpu()` notes false: a final output, a
+    # checkpoint, a plot. In a loop or a forward it still is reported.
+    code = """\
+        import torch
+
+        def export(model, path):
+            torch.save(model.head.weight.detach().cpu(), path)
+
+        def evaluate(model, batches):
+            outs = []
+            for x in batches:
+                outs.append(model(x).cpu())
+            return outs
+
+        class Head(torch.nn.Module):
+            def forward(self, x):
+                return self.proj(x).cpu()
+        """
+    assert [(f.rule, f.span.line) for f in scanned(tmp_path, {"pkg/run.py": code}).findings if f.rule == "HS010"] == [("HS010", 9), ("HS010", 14)]
