@@ -15,13 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 from textwrap import dedent
 
+from test_judgement import scanned
+
 from tpucheck.analyze.imports import extension_builds
-from tpucheck.engine import ScanOptions, scan
 from tpucheck.findings import Build
 from tpucheck.result import ScanResult
-from tpucheck.ruleset import load_ruleset
-
-RULESET = load_ruleset()
 
 SETUP = """\
     import glob
@@ -82,13 +80,6 @@ REQUIRED_IMPORT = """\
     def shift(x):
         return _C.shift(x)
     """
-
-
-def scanned(root: Path, files: dict[str, str]) -> ScanResult:
-    for path, code in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(dedent(code), encoding="utf-8")
-    return scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
 
 
 def rows(result: ScanResult, rules: tuple[str, ...]) -> list[tuple[str, str, int, str]]:

@@ -11,11 +11,8 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
-from tpucheck.analyze.python.index import PythonIndex, build_python_index
+from tpucheck.analyze.python.index import PythonIndex
 from tpucheck.analyze.python.nesting import (
-    MAX_BRACKET_DEPTH,
-    MAX_EXPRESSION_DEPTH,
-    bracket_depth,
     column_shifts,
     cpython_syntax_error,
     refusal,
@@ -34,18 +31,8 @@ from tpucheck.findings import (
 from tpucheck.ruleset.model import Where
 from tpucheck.ruleset.names import path_matches
 
-__all__ = [
-    "MAX_BRACKET_DEPTH",
-    "MAX_EXPRESSION_DEPTH",
-    "ParseFailure",
-    "PythonAnalysis",
-    "PythonIndex",
-    "analyze_source",
-    "bracket_depth",
-    "build_python_index",
-    "find_suppressions",
-    "parse_python",
-]
+# What this module defines; the package (`__init__.py`) re-exports it with the index's names.
+__all__ = ["ParseFailure", "PythonAnalysis", "analyze_source", "find_suppressions", "parse_python"]
 
 SNIPPET_LIMIT = 160
 
