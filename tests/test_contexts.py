@@ -79,16 +79,16 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 def test_cuda_branches_and_early_exits_are_fallback_kept(tmp_path: Path) -> None:
     rows = found(tmp_path, DEVICE_BRANCHES, rules=("CA001", "CA002", "CA003", "CA007"))
     assert rows == [
-        ("CA001", 6, 9, "major", True, "library"),  # if q.is_cuda
-        ("CA001", 11, 9, "major", True, "library"),  # device.type == "cuda" with an xla sibling
-        ("CA001", 20, 5, "major", True, "library"),  # after `if device.type != "cuda": return`
-        ("CA001", 26, 5, "major", True, "library"),  # after `if not is_available(): return`
+        ("CA001", 6, 9, "minor", True, "library"),  # if q.is_cuda
+        ("CA001", 11, 9, "minor", True, "library"),  # device.type == "cuda" with an xla sibling
+        ("CA001", 20, 5, "minor", True, "library"),  # after `if device.type != "cuda": return`
+        ("CA001", 26, 5, "minor", True, "library"),  # after `if not is_available(): return`
         ("CA001", 30, 5, "major", False, "library"),  # true positive: unconditional
         # The check that picks a device is kept; the ones that only guard are dropped.
         # One expression, one edit: `"cuda" if torch.cuda.is_available() else "cpu"` is the
         # device pick (CA002), its "cuda" no second finding (issue 23).
         ("CA002", 34, 20, "major", False, "library"),
-        ("CA003", 31, 11, "major", True, "library"),  # ternary on x.is_cuda
+        ("CA003", 31, 11, "minor", True, "library"),  # ternary on x.is_cuda
         ("CA007", 17, 9, "info", True, "library"),  # "cuda" in str(device)
     ]
 
@@ -116,8 +116,8 @@ def test_cuda_branch_with_xla_or_tpu_sibling_is_fallback_kept(tmp_path: Path) ->
         return torch.device("cuda")
     """
     assert found(tmp_path, code, rules=("CA001", "CA003")) == [
-        ("CA001", 16, 9, "major", True, "library"),
-        ("CA003", 10, 25, "major", True, "library"),
+        ("CA001", 16, 9, "minor", True, "library"),
+        ("CA003", 10, 25, "minor", True, "library"),
         ("CA003", 19, 25, "major", False, "library"),  # true positive: no sibling
     ]
 

@@ -49,7 +49,7 @@ def test_a_name_that_holds_tpu_is_no_tpu_path(tmp_path: Path) -> None:
             return model.cuda()
         """
     # the second .cuda() is the other side of a real TPU switch (`use_tpu`, a whole word)
-    assert rows(scanned(tmp_path, {"pkg/run.py": code}), ("CA003",)) == [("CA003", 7, "major", False), ("CA003", 10, "major", True)]
+    assert rows(scanned(tmp_path, {"pkg/run.py": code}), ("CA003",)) == [("CA003", 7, "major", False), ("CA003", 10, "minor", True)]
 
 
 def test_an_except_exception_around_a_training_loop_keeps_no_fallback(tmp_path: Path) -> None:
@@ -166,7 +166,7 @@ def test_an_availability_check_marks_the_side_that_needs_cuda_only(tmp_path: Pat
             return x
         """
     result = scanned(tmp_path, {"pkg/pick.py": code})
-    assert rows(result, ("CA001", "CA003")) == [("CA001", 7, "major", False), ("CA003", 5, "major", True)]
+    assert rows(result, ("CA001", "CA003")) == [("CA001", 7, "major", False), ("CA003", 5, "minor", True)]
     (guarded,) = (f for f in result.findings if f.guarded)
     assert guarded.because[0].to_dict() == {"rule": "guard.test", "evidence": "`torch.cuda.is_available()` at pkg/pick.py:4"}
 

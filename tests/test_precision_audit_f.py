@@ -255,7 +255,7 @@ def test_a_cuda_check_whose_other_side_raises_keeps_no_fallback(tmp_path: Path) 
         ("CA002", 12, 12, "major", False),
         ("CA004", 7, 9, "major", False),
         ("CA004", 14, 5, "major", False),
-        ("CA004", 18, 9, "major", True),
+        ("CA004", 18, 9, "minor", True),
         ("CA004", 24, 9, "minor", True),
     ]
 
@@ -307,7 +307,7 @@ def test_an_elif_or_a_one_line_branch_is_read_for_a_raise(tmp_path: Path) -> Non
     assert found(tmp_path, {"pkg/pick.py": code}, ("CA001", "CA002", "CA004"), target="torchtpu") == [
         ("CA001", 8, 5, "major", False),
         ("CA002", 7, 12, "major", False),
-        ("CA004", 4, 35, "major", True),
+        ("CA004", 4, 35, "minor", True),
     ]
 
 

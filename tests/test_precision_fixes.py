@@ -150,7 +150,7 @@ def test_cuda_as_the_fallback_of_a_device_agnostic_choice_is_kept(tmp_path: Path
         device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cuda"
         fallback_device = "cuda"
         """
-    assert found(tmp_path, code, rules=("CA003",)) == [("CA003", 3, 96, "major", True), ("CA003", 4, 19, "major", False)]
+    assert found(tmp_path, code, rules=("CA003",)) == [("CA003", 3, 96, "minor", True), ("CA003", 4, 19, "major", False)]
 
 
 def test_cuda_as_the_fallback_of_a_torch_without_accelerator_is_kept(tmp_path: Path) -> None:
@@ -160,7 +160,7 @@ def test_cuda_as_the_fallback_of_a_torch_without_accelerator_is_kept(tmp_path: P
         device = torch.accelerator.current_accelerator().type if hasattr(torch, "accelerator") else "cuda"
         other_device = "cuda" if hasattr(torch, "cuda_graphs") else "cpu"
         """
-    assert found(tmp_path, code, rules=("CA003",)) == [("CA003", 3, 93, "major", True), ("CA003", 4, 16, "major", False)]
+    assert found(tmp_path, code, rules=("CA003",)) == [("CA003", 3, 93, "minor", True), ("CA003", 4, 16, "major", False)]
 
 
 def test_a_copy_to_the_cpu_device_and_its_fields_are_host_data(tmp_path: Path) -> None:
@@ -307,7 +307,7 @@ def test_a_cuda_device_count_that_guards_is_the_check_not_the_work(tmp_path: Pat
     assert found(tmp_path, code, rules=("CA004", "DP008")) == [
         ("CA004", 6, 9, "minor", True),  # inside the test the skip keeps off a TPU host
         ("CA004", 13, 13, "major", False),  # a count that sizes the world is work
-        ("DP008", 10, 18, "major", True),
+        ("DP008", 10, 18, "minor", True),
     ]
 
 

@@ -19,6 +19,9 @@ from tpucheck.ruleset.model import Rule
 
 __all__ = ["Placed", "Placement", "place", "placed_severity"]
 
+BRANCH = "alternative.other-accelerator-branch"
+"""The why-rule of code under a test that holds only on another accelerator."""
+
 EXPERIMENTAL = "experimental"
 """The role of opt-in experimental code: priced apart, at most minor."""
 
@@ -104,9 +107,12 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
         if fallback is not None:
             guarded = True
             because.append(fallback)
-        if elsewhere is not None and rule.inventory == "kernel":
+        # a file or a branch that runs only on another accelerator: that one's path
+        other = elsewhere if elsewhere is not None else next((r for r in because if r.rule == BRANCH), None)
+        if other is not None and rule.inventory == "kernel":
             guarded = True  # another accelerator's kernel: an alternative to the CUDA one, kept
-            because.append(elsewhere)
+            if other is elsewhere:
+                because.append(elsewhere)
         place_role = _role(match.role, file_role, result.path)
         if role_reason is not None and place_role == file_role:
             because.insert(0, role_reason)
@@ -115,6 +121,8 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
             # A kernel or a CUDA-only package that keeps a fallback; the launches and
             # includes of an optional extension's source go with its kernels.
             wanted = _kernel_fallback(wanted, because, placement.scoring)
+        elif guarded:
+            wanted = _guarded(wanted, because, placement.scoring)
         if rule.installs_on_tpu and result.kind == "manifest":
             because.append(Reason("severity.install", f"`{match.detail or rule.name}` installs and imports on a TPU host: only its use in code is work"))
             wanted = SEVERITIES[max(SEVERITIES.index(wanted), SEVERITIES.index("minor"))]
@@ -126,8 +134,8 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
             suppression = result.suppressions.get(suppression_key(match.span.end_line, match.cell))
         silenced = suppression is not None and suppression.covers(rule.id, rule.name)
         aside: Reason | None = None
-        if elsewhere is not None and rule.inventory != "kernel":
-            aside = elsewhere
+        if other is not None and rule.inventory != "kernel":
+            aside = other
         elif older is not None:
             aside = older
         elif severity == "info" and place_role == "test":
@@ -153,7 +161,7 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
             suppression_reason=suppression.reason if silenced and suppression else None,
             inventory=rule.inventory,
             help_uri=rule.help_uri,
-            because=tuple(because) if aside is None else (*because, aside),
+            because=tuple(because) if aside is None or aside in because else (*because, aside),
         )
         (placed.findings if aside is None else placed.set_aside).append(finding)
     placed.findings, same_edit = _drop_superseded(placed.findings, rules)
@@ -170,6 +178,19 @@ def _kernel_fallback(severity: str, because: list[Reason], scoring: Scoring) -> 
     lowered = SEVERITIES[max(SEVERITIES.index(severity), SEVERITIES.index(cap))]
     if lowered != severity:
         because.append(Reason("severity.kernel-fallback", f"a kernel or CUDA-only package with a working fallback: {lowered}"))
+    return lowered
+
+
+def _guarded(severity: str, because: list[Reason], scoring: Scoring) -> str:
+    """Any other finding on a branch entered only with CUDA present (rules/judgement.yaml
+    `score.guarded`): the TPU's branch exists, the edit is small. The first guard that
+    fired decides: an option's guard (off unless asked for) keeps its weight."""
+    kept = next((r.rule for r in because if r.rule.startswith("guard.")), None)
+    if kept not in scoring.guarded_guards:
+        return severity
+    lowered = SEVERITIES[max(SEVERITIES.index(severity), SEVERITIES.index(scoring.guarded_cap))]
+    if lowered != severity:
+        because.append(Reason("severity.guarded", f"on a branch entered only with CUDA present: {lowered}"))
     return lowered
 
 

@@ -101,6 +101,10 @@ class Scoring:
     """Why-rules of a kept fallback that a TPU host takes by itself: a kernel behind one is info."""
     kernel_fallback: str = "minor"
     """The most a kernel with any other kept fallback weighs."""
+    guarded_guards: frozenset[str] = frozenset()
+    """Why-rules of a branch entered only with CUDA present: other findings under one weigh at
+    most `guarded_cap` (a TPU host takes the other branch by itself)."""
+    guarded_cap: str = "major"
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +119,10 @@ class Judgement:
     """Packages of other accelerators: a file that imports one at module level runs only there."""
     other_accelerator_apis: tuple[str, ...] = ()
     """Qualified-name prefixes of other accelerators' objects (`torch.npu.`): not CUDA's."""
+    other_accelerator_tests: tuple[str, ...] = ()
+    """Globs of calls and attributes whose truth says another accelerator is the device."""
+    other_devices: frozenset[str] = frozenset()
+    """Device type strings of other accelerators (`"mps"`, `"xpu"`)."""
     cpu_twin: re.Pattern[str] | None = None
     device_dispatch: re.Pattern[str] | None = None
     frameworks: frozenset[str] = frozenset()
@@ -183,6 +191,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
     other = raw.get("other_accelerators", {})
     if other:
         rationale["alternative.other-accelerator"] = other["why"]
+        if "branch_why" in other:
+            rationale["alternative.other-accelerator-branch"] = other["branch_why"]
     kernels = raw.get("kernels", {})
     for key in ("twin_why", "copy_why", "reference_why"):
         if key in kernels:
@@ -218,6 +228,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             stack_file_hours=_range(score_raw["stack_file_hours"]),
             kernel_info_guards=frozenset(score_raw["kernel_fallback"]["info"]),
             kernel_fallback=score_raw["kernel_fallback"]["otherwise"],
+            guarded_guards=frozenset(score_raw["guarded"]["guards"]),
+            guarded_cap=score_raw["guarded"]["at_most"],
         )
         for key, entry in score_raw.get("rules", {}).items():
             rationale[key] = entry
@@ -228,6 +240,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         guards=guards,
         other_accelerator_modules=tuple(other.get("modules", ())),
         other_accelerator_apis=tuple(other.get("apis", ())),
+        other_accelerator_tests=tuple(other.get("tests", ())),
+        other_devices=frozenset(other.get("devices", ())),
         cpu_twin=regex(kernels.get("cpu_twin"), "kernels", "cpu_twin"),
         device_dispatch=regex(kernels.get("device_dispatch"), "kernels", "device_dispatch"),
         frameworks=frozenset(kernels.get("frameworks", ())),

@@ -130,6 +130,8 @@ def availability_test(names: Names, node: cst.BaseExpression) -> bool:
     pattern = guards.availability_names
     if isinstance(node, cst.Call):
         qualified = names.qualified(node.func)
+        if _asks_other_accelerator(names, node.func, qualified):
+            return False  # `torch.xpu.is_available()` asks for another accelerator, not CUDA
         if qualified is not None and any(fnmatchcase(qualified, p) for p in guards.availability_calls):
             return True
         parts = dotted(node.func)
@@ -246,6 +248,43 @@ def import_flags(statement: cst.Try | cst.TryStar, names: Names) -> set[str]:
                 if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value in ("False", "None"):
                     found.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
     return found
+
+
+def other_accelerator_test(names: Names, test: cst.BaseExpression) -> bool:
+    """A test that holds only on another accelerator (`torch.backends.mps.is_available()`,
+    `x.is_mps`, `device.type == "xpu"`, rules/judgement.yaml `other_accelerators.tests`):
+    what its branch holds is that accelerator's path, never entered on a TPU host."""
+    if isinstance(test, cst.BooleanOperation):
+        left, right = other_accelerator_test(names, test.left), other_accelerator_test(names, test.right)
+        return (left or right) if isinstance(test.operator, cst.And) else (left and right)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comparison = test.comparisons[0]
+        if not isinstance(comparison.operator, (cst.Equal, cst.In, cst.Is)):
+            return False
+        operands = (test.left, comparison.comparator)
+        devices = names.index.other_devices
+        strings = [o for o in operands if isinstance(o, (cst.SimpleString, cst.Tuple, cst.List, cst.Set)) and _names_only(o, devices)]
+        return bool(strings) and any(is_device_operand(names, o) for o in operands if o not in strings)
+    func = test.func if isinstance(test, cst.Call) else test
+    return isinstance(func, (cst.Name, cst.Attribute)) and _asks_other_accelerator(names, func, names.qualified(func))
+
+
+def _asks_other_accelerator(names: Names, func: cst.BaseExpression, qualified: str | None) -> bool:
+    tests = names.index.other_accelerator_tests
+    if qualified is not None and any(fnmatchcase(qualified, p) for p in tests):
+        return True
+    # `x.is_mps` on a local tensor or device: no qualified name, the attribute says it
+    return isinstance(func, cst.Attribute) and any(p.startswith("*.") and fnmatchcase("." + func.attr.value, p[1:]) for p in tests)
+
+
+def _names_only(node: cst.BaseExpression, devices: frozenset[str]) -> bool:
+    """A string literal, or a tuple, list or set of them, each naming one of these devices."""
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return isinstance(value, str) and value.partition(":")[0] in devices
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        return bool(node.elements) and all(_names_only(e.value, devices) for e in node.elements)
+    return False
 
 
 def uses_other_accelerator(names: Names, node: cst.CSTNode) -> bool:

@@ -36,6 +36,8 @@ class PythonIndex:
     guards: Guards = field(default_factory=Guards)
     function_roles: tuple[tuple[str, tuple[str, ...]], ...] = ()
     other_accelerator_apis: tuple[str, ...] = ()
+    other_accelerator_tests: tuple[str, ...] = ()
+    other_devices: frozenset[str] = frozenset()
     host_results: frozenset[str] = frozenset()
     host_modules: frozenset[str] = frozenset()
     host_annotations: frozenset[str] = frozenset()
@@ -67,6 +69,8 @@ def build_python_index(ruleset: Ruleset) -> PythonIndex:
     judgement = ruleset.judgement
     index = PythonIndex(device=ruleset.device, guards=judgement.guards, function_roles=judgement.function_roles,
         other_accelerator_apis=judgement.other_accelerator_apis,
+        other_accelerator_tests=judgement.other_accelerator_tests,
+        other_devices=judgement.other_devices,
         host_results=ruleset.host.results,
         host_modules=ruleset.host.modules,
         host_annotations=ruleset.host.annotations,

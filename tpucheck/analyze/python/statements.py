@@ -85,6 +85,8 @@ class StatementWalker(BaseWalker):
             body_guard = Guard("guard.test", node.test)
         elif option > 0 and not else_fails:
             body_guard = Guard("guard.option", node.test)
+        elif polarity == 0 and conditions.other_accelerator_test(self, node.test):
+            body_guard = Guard("alternative.other-accelerator-branch", node.test)
         # `if <xla/tpu>: ... else: <CUDA>`: the CUDA branch has a TPU sibling.
         if ((polarity < 0 and not skip) or tpu) and not body_fails:
             else_guard = Guard("guard.test", node.test)

@@ -235,7 +235,10 @@ class Walker(StatementWalker):
         polarity = conditions.cuda_polarity(self, node.test)
         outer = self.frame.guard
         guard = Guard("guard.test", node.test)
-        with self.enter(guard=guard if polarity > 0 else outer):
+        body = guard if polarity > 0 else outer
+        if polarity == 0 and conditions.other_accelerator_test(self, node.test):
+            body = Guard("alternative.other-accelerator-branch", node.test)
+        with self.enter(guard=body):
             self.walk(node.body, ctx)
         with self.enter(guard=guard if polarity < 0 or conditions.tpu_test(self, node.test) else outer):
             self.walk(node.orelse, ctx)
