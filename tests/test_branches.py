@@ -128,3 +128,53 @@ def test_look_alikes_of_another_accelerators_test_are_work(tmp_path: Path) -> No
         ("CA001", 19, 13, "major", ()),  # self.use_mps_fallback
         ("CA001", 21, 13, "major", ()),  # mps or CUDA
     ]
+
+
+BROAD = """\
+    import logging
+
+    try:
+        import xformers.ops
+        HAS_XFORMERS = True
+    except:
+        HAS_XFORMERS = False
+
+    try:
+        import apex
+    except Exception:
+        pass
+
+    try:
+        import bitsandbytes
+    except Exception:
+        logging.warning("no bitsandbytes")
+
+    try:
+        import deepspeed
+        deepspeed.init_distributed()
+    except Exception:
+        HAS_DEEPSPEED = False
+
+
+    def attend(q, k, v):
+        if HAS_XFORMERS:
+            return xformers.ops.memory_efficient_attention(q, k, v)
+        return (q @ k.transpose(-1, -2)).softmax(-1) @ v
+    """
+
+
+def test_a_broad_catch_around_imports_alone_with_an_alternative_keeps_a_fallback(tmp_path: Path) -> None:
+    findings = scanned(tmp_path, BROAD).findings
+    xformers = [(f.span.line, f.severity, tuple(r.rule for r in f.because)) for f in findings if f.rule == "DEP003"]
+    assert xformers == [(4, "info", ("guard.except", "severity.kernel-fallback"))]
+
+
+def test_a_broad_catch_that_passes_reports_or_wraps_a_call_keeps_nothing(tmp_path: Path) -> None:
+    # adversarial: `except Exception: pass` and a logging handler provide no alternative, and
+    # a try that calls into the package is error handling, whatever its handler does
+    findings = scanned(tmp_path, BROAD).findings
+    assert [(f.rule, f.span.line, f.guarded) for f in findings if f.rule in ("DEP001", "DEP004", "DEP005")] == [
+        ("DEP001", 10, False),
+        ("DEP004", 15, False),
+        ("DEP005", 20, False),
+    ]

@@ -41,6 +41,8 @@ class Guards:
     """The naming convention of availability checks and flags (`is_apex_available()`,
     `HAS_TRITON`), whole names only, for those defined in other modules."""
     import_exceptions: frozenset[str] = frozenset()
+    broad_exceptions: frozenset[str] = frozenset()
+    """Catches that take any failure: a fallback only around a try of imports alone."""
     call_exceptions: frozenset[str] = frozenset()
     quiet_calls: tuple[str, ...] = ()
     """Calls that only report (print, warnings, logging): a handler made of these and
@@ -174,6 +176,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         availability_values=tuple(guards_raw.get("availability_values", ())),
         availability_names=regex(guards_raw.get("availability_names"), "guards", "availability_names"),
         import_exceptions=frozenset(guards_raw.get("import_exceptions", ())),
+        broad_exceptions=frozenset(guards_raw.get("broad_exceptions", ())),
         call_exceptions=frozenset(guards_raw.get("call_exceptions", ())),
         quiet_calls=tuple(guards_raw.get("quiet_calls", ())),
         quiet_methods=frozenset(guards_raw.get("quiet_methods", ())),

@@ -35,11 +35,15 @@ def handler_keeps_fallback(handler: cst.ExceptHandler | cst.ExceptStarHandler, b
     around a CUDA call and its body provides the alternative: more than `pass` or a report
     (print, a warning, a log line). A handler that raises, or imports the same package
     under another name, keeps nothing optional; `except Exception:` or a bare `except:`
-    around a training loop is error handling, not a fallback."""
+    around a training loop is error handling, not a fallback. Around a try of imports
+    alone, a broad catch is an import's (what else can fail?), when its body provides the
+    alternative (`XFORMERS_AVAILABLE = False`)."""
     guards = names.index.guards
     imports = top_packages(body)
     if imports and _catches(handler, guards.import_exceptions):
         return not _reraises(handler.body.body, imports)
+    if imports and _broad_import_catch(handler, body, guards.broad_exceptions):
+        return _provides_alternative(handler.body.body, imports, names)
     if _calls_cuda(body, names) and _catches(handler, guards.call_exceptions):
         return _provides_alternative(handler.body.body, imports, names)
     return False
@@ -53,6 +57,22 @@ def _reraises(statements: Sequence[cst.CSTNode], imported: frozenset[str]) -> bo
             if isinstance(small, cst.Raise) or (isinstance(small, (cst.Import, cst.ImportFrom)) and top_packages([small]) & imported):
                 return True
     return False
+
+
+def _broad_import_catch(handler: cst.ExceptHandler | cst.ExceptStarHandler, body: Sequence[cst.CSTNode], broad: frozenset[str]) -> bool:
+    """A bare `except:` or `except Exception:` around imports and flag assignments only."""
+    if handler.type is not None and not _catches(handler, broad):
+        return False
+    for statement in body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for small in statement.body:
+            if isinstance(small, (cst.Import, cst.ImportFrom, cst.Pass)):
+                continue
+            if isinstance(small, cst.Assign) and isinstance(small.value, (cst.Name, cst.SimpleString, cst.Integer)):
+                continue  # a flag (`HAS_X = True`) or a constant
+            return False
+    return True
 
 
 def _catches(handler: cst.ExceptHandler | cst.ExceptStarHandler, exceptions: frozenset[str]) -> bool:
@@ -241,7 +261,7 @@ def import_flags(statement: cst.Try | cst.TryStar, names: Names) -> set[str]:
         return set()
     found: set[str] = set()
     for handler in statement.handlers:
-        if not _catches(handler, guards.import_exceptions):
+        if not (_catches(handler, guards.import_exceptions) or _broad_import_catch(handler, statement.body.body, guards.broad_exceptions)):
             continue
         for line in handler.body.body:
             for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
