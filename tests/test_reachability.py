@@ -12,6 +12,7 @@ import pytest
 from tpucheck.analyze.reachability import Import, reachability, scan_imports
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.judge.roles import supporting_path
+from tpucheck.judge.score import Model
 from tpucheck.ruleset import load_ruleset
 from tpucheck.ruleset.loader import load_judgement
 
@@ -311,3 +312,27 @@ def test_benchmark_files_by_name(path: str, role: str) -> None:
     from tpucheck.judge.roles import role_of
 
     assert role_of(path) == role
+
+
+def test_a_call_into_the_projects_own_extension_is_priced_with_its_kernels(tmp_path: Path) -> None:
+    # causal-conv1d priced one op family three times: its build, its binding, its kernels
+    write(tmp_path, {
+        "setup.py": (
+            "from setuptools import setup\n"
+            "from torch.utils.cpp_extension import CUDAExtension\n"
+            "setup(name='conv', ext_modules=[CUDAExtension('causal_conv1d_cuda', ['csrc/conv.cu'])])\n"
+        ),
+        "conv/__init__.py": "import causal_conv1d_cuda\n",
+        "csrc/conv.cu": CUDA_KERNEL,
+        "other/__init__.py": "import selective_scan_cuda\n",  # a library it does not build
+    })  # fmt: skip
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    bindings = {f.path: [(r.rule, r.evidence) for r in f.because] for f in result.findings if f.rule == "CK010"}
+    assert bindings == {
+        "conv/__init__.py": [("kernel.own-extension", "`causal_conv1d_cuda` is built by setup.py: ported with its kernels")],
+        "other/__init__.py": [],
+    }
+    shares = Model(RULESET.by_id(), RULESET.judgement).shares(result.findings)
+    hours = {s.finding.path: (s.low, s.high) for s in shares if s.finding is not None and s.finding.rule == "CK010"}
+    # the foreign library a full unit (4-40 h), the project's own binding a tenth of one
+    assert hours == {"other/__init__.py": (4.0, 40.0), "conv/__init__.py": (pytest.approx(0.4), pytest.approx(4.0))}

@@ -52,6 +52,8 @@ class Reachability:
     """Path (or extension name) -> why it is optional."""
     other_accelerator: dict[str, Reason] = field(default_factory=dict)
     """Path -> the import that ties it to another accelerator."""
+    built: dict[str, str] = field(default_factory=dict)
+    """Extension (last name component) -> the file whose build compiles it: the project's own."""
 
     def optional(self, path: str) -> bool:
         return path in self.optional_files
@@ -156,6 +158,7 @@ def reachability_of(
     imported: set[str] = set()
     external: dict[str, list[tuple[str, bool]]] = {}  # last component -> (importer, conditional)
     declared: dict[str, set[str]] = {}  # extension (last component) -> CUDA sources its build lists
+    built: dict[str, str] = {}
     by_path: set[str] = set()  # modules imported by their full dotted path from the top
     frameworks = judgement.frameworks
     elsewhere = frozenset(judgement.other_accelerator_modules)
@@ -165,6 +168,8 @@ def reachability_of(
         if known is None:
             continue
         _note_builds(declared, path, known.builds)
+        for build in known.builds:
+            built.setdefault(build.name.rpartition(".")[2], path)
         for imp in known.imports:
             if imp.top and not imp.level and imp.module.partition(".")[0] in elsewhere and path not in other_accelerator:
                 other_accelerator[path] = Reason("alternative.other-accelerator", f"`import {imp.module}` at the top of {path}")
@@ -227,7 +232,7 @@ def reachability_of(
         elif path in twins:
             native_optional.add(path)
             evidence[path] = twins[path]
-    return Reachability(optional_files | frozenset(native_optional), ext_optional, evidence, other_accelerator)
+    return Reachability(optional_files | frozenset(native_optional), ext_optional, evidence, other_accelerator, built)
 
 
 def _wired_twins(native_files: list[str], read: Callable[[str], str | None], judgement: Judgement) -> dict[str, Reason]:

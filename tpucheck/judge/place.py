@@ -22,6 +22,9 @@ __all__ = ["Placed", "Placement", "place", "placed_severity"]
 BRANCH = "alternative.other-accelerator-branch"
 """The why-rule of code under a test that holds only on another accelerator."""
 
+OWN_EXTENSION = "kernel.own-extension"
+"""The why-rule of a call into a library the project builds itself: priced as a copy."""
+
 EXPERIMENTAL = "experimental"
 """The role of opt-in experimental code: priced apart, at most minor."""
 
@@ -113,6 +116,9 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
             guarded = True  # another accelerator's kernel: an alternative to the CUDA one, kept
             if other is elsewhere:
                 because.append(elsewhere)
+        own = _own_extension(match, rule, reach, placement.scoring)
+        if own is not None:
+            because.append(own)
         place_role = _role(match.role, file_role, result.path)
         if role_reason is not None and place_role == file_role:
             because.insert(0, role_reason)
@@ -179,6 +185,15 @@ def _kernel_fallback(severity: str, because: list[Reason], scoring: Scoring) -> 
     if lowered != severity:
         because.append(Reason("severity.kernel-fallback", f"a kernel or CUDA-only package with a working fallback: {lowered}"))
     return lowered
+
+
+def _own_extension(match: RawMatch, rule: Rule, reach: Reachability | None, scoring: Scoring) -> Reason | None:
+    """A call into a compiled library the project builds itself (rules/judgement.yaml
+    `score.own_extension_bindings`): the Python side of its kernels, priced with them."""
+    if reach is None or rule.id not in scoring.own_extension_bindings or not match.detail:
+        return None
+    name = next((part for part in reversed(match.detail.split(".")) if part in reach.built), None)
+    return Reason(OWN_EXTENSION, f"`{name}` is built by {reach.built[name]}: ported with its kernels") if name is not None else None
 
 
 def _guarded(severity: str, because: list[Reason], scoring: Scoring) -> str:

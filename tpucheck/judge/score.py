@@ -31,7 +31,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tpucheck.findings import Finding
+from tpucheck.findings import CUDA_SOURCE_SUFFIXES, Finding
+from tpucheck.judge.place import OWN_EXTENSION
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES
 from tpucheck.ruleset.judgement import Judgement
 from tpucheck.ruleset.model import Rule
@@ -155,16 +156,20 @@ class Model:
             # family (the folder of an extension or op), however many kernels it holds.
             family = finding.guarded and self.is_kernel(finding)
             place = "" if whole_project else f"{folder_of(finding.path)}/" if family else finding.path
+            # A CUDA source file is one work item: the kernels it defines go with the file,
+            # and its launches, includes and runtime calls go with them (porting the
+            # kernel deletes them), whatever rule found each.
+            item = f"native:{finding.path}" if not whole_project and not finding.guarded and finding.path.lower().endswith(CUDA_SOURCE_SUFFIXES) else finding.rule
             # Each bucket (product, supporting, experimental) does its own work: a test's
             # use of a package never takes the product's unit of it.
-            groups.setdefault((finding.rule, f"{bucket(finding)}:{place}"), []).append(finding)
+            groups.setdefault((item, f"{bucket(finding)}:{place}"), []).append(finding)
         out: list[Share] = []
         kernels: list[tuple[Share, float]] = []
-        for (rule_id, _), items in sorted(groups.items()):
-            rule = self.rules[rule_id]
+        for _, items in sorted(groups.items()):
             ranked = sorted(items, key=lambda f: (-self.full(f), f.sort_key()))
             files = {ranked[0].path}
             for index, finding in enumerate(ranked):
+                rule = self.rules[finding.rule]
                 kernel = self.is_kernel(finding)
                 if index == 0:
                     units = 1.0
@@ -176,6 +181,8 @@ class Model:
                 # folder (an op library's `ops/<op>/naive.py` beside `ops/<op>/chunk.py`).
                 if kernel and (has_reference(finding.detail, references, self.noise) or folder_of(finding.path) in reference_folders):
                     units *= self.s.reference_factor
+                if any(reason.rule == OWN_EXTENSION for reason in finding.because):
+                    units *= self.s.copy_factor  # the binding of the project's own extension
                 share = self.share(finding, units)
                 if rule.stack is not None and finding.path not in files and not finding.guarded:
                     # Each further file built on the stack is part of its rework (an

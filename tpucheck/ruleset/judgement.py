@@ -107,6 +107,8 @@ class Scoring:
     """Why-rules of a branch entered only with CUDA present: other findings under one weigh at
     most `guarded_cap` (a TPU host takes the other branch by itself)."""
     guarded_cap: str = "major"
+    own_extension_bindings: frozenset[str] = frozenset()
+    """Rules whose finding, on a library the project builds itself, is priced with its kernels."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +235,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             kernel_fallback=score_raw["kernel_fallback"]["otherwise"],
             guarded_guards=frozenset(score_raw["guarded"]["guards"]),
             guarded_cap=score_raw["guarded"]["at_most"],
+            own_extension_bindings=frozenset(score_raw.get("own_extension_bindings", ())),
         )
         for key, entry in score_raw.get("rules", {}).items():
             rationale[key] = entry
