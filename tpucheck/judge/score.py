@@ -158,8 +158,9 @@ class Model:
             place = "" if whole_project else f"{folder_of(finding.path)}/" if family else finding.path
             # A CUDA source file is one work item: the kernels it defines go with the file,
             # and its launches, includes and runtime calls go with them (porting the
-            # kernel deletes them), whatever rule found each.
-            item = f"native:{finding.path}" if not whole_project and not finding.guarded and finding.path.lower().endswith(CUDA_SOURCE_SUFFIXES) else finding.rule
+            # kernel deletes them), whatever rule found each (of the same workloads: a
+            # training-only finding never takes the unit an inference one needs).
+            item = f"native:{finding.path}:{','.join(finding.affects)}" if not whole_project and not finding.guarded and finding.path.lower().endswith(CUDA_SOURCE_SUFFIXES) else finding.rule
             # Each bucket (product, supporting, experimental) does its own work: a test's
             # use of a package never takes the product's unit of it.
             groups.setdefault((item, f"{bucket(finding)}:{place}"), []).append(finding)

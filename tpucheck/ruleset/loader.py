@@ -465,6 +465,7 @@ def _build_device_context(raw: dict[str, Any], doc: LocatedYaml, display: str) -
         keywords=frozenset(raw["keywords"]),
         calls={k: tuple(v) for k, v in raw["calls"].items()},
         methods={k: tuple(v) for k, v in raw["methods"].items()},
+        disabled_by=dict(raw.get("disabled_by", {})),
         names=names,
     )
     return context, problems.items

@@ -259,6 +259,9 @@ class DeviceContext:
     keywords: frozenset[str] = frozenset()
     calls: dict[str, tuple[int, ...]] = field(default_factory=dict)
     methods: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    disabled_by: dict[str, str] = field(default_factory=dict)
+    """Call -> the keyword whose literal `False` turns it off (`torch.autocast("cuda",
+    enabled=False)`): its device argument then names nothing that runs."""
     names: re.Pattern[str] | None = None
     backend_names: re.Pattern[str] | None = None
     """Names that hold a distributed backend (`dist_backend`, `self.backend`,

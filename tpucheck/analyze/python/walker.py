@@ -138,8 +138,12 @@ class Walker(StatementWalker):
         self.walk(func)
         device = index.device
         positions: tuple[int, ...] = ()
+        keywords = device.keywords
         if qualified is not None:
             positions = device.calls.get(qualified, ())
+            off = device.disabled_by.get(qualified)
+            if off is not None and any(a.keyword is not None and a.keyword.value == off and isinstance(a.value, cst.Name) and a.value.value == "False" for a in node.args):
+                positions, keywords = (), frozenset()  # turned off: its device names nothing that runs
         elif method is not None:
             positions = device.methods.get(method, ())
         quiet = (method is not None and method in index.guards.quiet_methods) or (qualified is not None and self.quiet(qualified))
@@ -147,7 +151,7 @@ class Walker(StatementWalker):
             position = 0
             for arg in node.args:
                 if arg.keyword is not None:
-                    self.walk(arg.value, ARGUMENT if arg.keyword.value in device.keywords else None)
+                    self.walk(arg.value, ARGUMENT if arg.keyword.value in keywords else None)
                 else:
                     self.walk(arg.value, ARGUMENT if position in positions and not arg.star else None)
                     position += 1
