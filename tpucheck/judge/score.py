@@ -266,17 +266,14 @@ class Model:
         return next(letter for bound, letter in self.s.grades if score >= bound)
 
     def effort(self, items: Iterable[Share], *, performance: bool = False) -> Effort:
-        low = high = 0.0
-        for share in items:
-            if not performance and share.finding is not None and share.finding.severity == "info":
-                continue
-            low += share.low
-            high += share.high
-        return Effort.narrowed(low, high, self.s.max_range_ratio)
+        kept = [s for s in items if performance or s.finding is None or s.finding.severity != "info"]
+        # exactly rounded sums: the same findings in any order (a merge of shards) give the
+        # same hours to the last digit
+        return Effort.narrowed(math.fsum(s.low for s in kept), math.fsum(s.high for s in kept), self.s.max_range_ratio)
 
 
 def cost_of(items: Iterable[Share]) -> float:
-    return sum(share.cost for share in items)
+    return math.fsum(share.cost for share in items)
 
 
 @dataclass(frozen=True, slots=True)
