@@ -41,6 +41,7 @@ RULES = {
     "WIDE": make_rule("WIDE", 0.2, 8.0),
     "CUDAK": make_rule("CUDAK", 8.0, 24.0, inventory="kernel", category="custom-kernel"),
     "STACK": make_rule("STACK", 8.0, 24.0, "project", inventory="package", category="dependency", stack="training"),
+    "LIBS": make_rule("LIBS", 20.0, 60.0, "package", inventory="package", category="dependency"),
 }
 
 
@@ -267,3 +268,17 @@ def test_a_copied_kernel_is_ported_once() -> None:
     # different kernels in different folders are each ported
     distinct = [replace(c, detail=f"op{n}_forward") for n, c in enumerate(copies)]
     assert judged(distinct).effort.high == pytest.approx(4 * once.effort.high)
+
+
+def test_a_rule_naming_several_packages_prices_each_package_once() -> None:
+    # DEP026's rasterisers and sparse-convolution libraries are separate rewrites; one
+    # package found in a manifest and in two imports is one
+    def lib(detail: str, n: int, path: str = "lib/a.py") -> Finding:
+        return replace(finding("LIBS", "blocker", n, path=path), detail=detail)
+
+    model = Model(RULES, JUDGEMENT)
+    one = [lib("spconv-cu120", 0, "requirements.txt"), lib("spconv.pytorch", 1), lib("spconv", 2, "lib/b.py")]
+    two = [*one, lib("nvdiffrast.torch", 3)]
+    hours = lambda found: sorted((s.low, s.high) for s in model.shares(found) if s.low)  # noqa: E731
+    assert hours(one) == [(20.0, 60.0)]
+    assert hours(two) == [(20.0, 60.0), (20.0, 60.0)]

@@ -28,10 +28,11 @@ A new finding never lowers the cost nor lifts a cap, so it never raises the scor
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tpucheck.findings import CUDA_SOURCE_SUFFIXES, Finding
+from tpucheck.findings import Finding
 from tpucheck.judge.place import OWN_EXTENSION
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES
 from tpucheck.ruleset.judgement import Judgement
@@ -151,19 +152,15 @@ class Model:
         groups: dict[tuple[str, str], list[Finding]] = {}
         for finding in findings:
             rule = self.rules[finding.rule]
-            whole_project = rule.effort_per == "project" or finding.inventory == "package" or rule.stack is not None
+            per_package = rule.effort_per == "package" and finding.detail is not None
+            whole_project = per_package or rule.effort_per == "project" or finding.inventory == "package" or rule.stack is not None
             # Checking that a fallback-kept kernel's fallback runs is done once for its
             # family (the folder of an extension or op), however many kernels it holds.
             family = finding.guarded and self.is_kernel(finding)
-            place = "" if whole_project else f"{folder_of(finding.path)}/" if family else finding.path
-            # A CUDA source file is one work item: the kernels it defines go with the file,
-            # and its launches, includes and runtime calls go with them (porting the
-            # kernel deletes them), whatever rule found each (of the same workloads: a
-            # training-only finding never takes the unit an inference one needs).
-            item = f"native:{finding.path}:{','.join(finding.affects)}" if not whole_project and not finding.guarded and finding.path.lower().endswith(CUDA_SOURCE_SUFFIXES) else finding.rule
+            place = package_of(finding.detail) if per_package and finding.detail else "" if whole_project else f"{folder_of(finding.path)}/" if family else finding.path
             # Each bucket (product, supporting, experimental) does its own work: a test's
             # use of a package never takes the product's unit of it.
-            groups.setdefault((item, f"{bucket(finding)}:{place}"), []).append(finding)
+            groups.setdefault((finding.rule, f"{bucket(finding)}:{place}"), []).append(finding)
         out: list[Share] = []
         kernels: list[tuple[Share, float]] = []
         for _, items in sorted(groups.items()):
@@ -270,6 +267,17 @@ class Model:
         # exactly rounded sums: the same findings in any order (a merge of shards) give the
         # same hours to the last digit
         return Effort.narrowed(math.fsum(s.low for s in kept), math.fsum(s.high for s in kept), self.s.max_range_ratio)
+
+
+_DISTRIBUTION_SUFFIX = re.compile(r"_(cu\d+|python)$")
+
+
+def package_of(name: str) -> str:
+    """One package under its import name and its distribution's (`spconv` and `spconv-cu120`,
+    `flashinfer` and `flashinfer-python`): the top module, lowercased, `-` read as `_`,
+    without a CUDA-version or `-python` suffix."""
+    top = name.split(".")[0].lower().replace("-", "_")
+    return _DISTRIBUTION_SUFFIX.sub("", top)
 
 
 def cost_of(items: Iterable[Share]) -> float:
