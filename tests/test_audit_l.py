@@ -48,3 +48,19 @@ def test_a_gpu_only_trainer_optimizer_is_a_known_one_word_edit(tmp_path: Path) -
         plain = TrainingArguments(output_dir="out", optim="adamw_torch")
         """
     assert found(tmp_path, "train.py", code, ("HF005",)) == [("HF005", 3, 44, "major")]
+
+
+def test_a_public_apis_count_of_cuda_devices_guards_as_the_count_does(tmp_path: Path) -> None:
+    # TrainingArguments.n_gpu is torch.cuda.device_count(): 0 on a TPU host
+    code = """\
+        import torch
+
+        def wrap(self, model):
+            if self.args.n_gpu > 1:
+                model = torch.nn.DataParallel(model)
+            if self.args.world_size > 1:
+                model = torch.nn.DataParallel(model)
+            return model
+        """
+    # adversarial: a world size is no count of CUDA devices
+    assert found(tmp_path, "pkg/trainer.py", code, ("CA019",)) == [("CA019", 5, 17, "minor"), ("CA019", 7, 17, "major")]

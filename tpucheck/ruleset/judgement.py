@@ -61,6 +61,8 @@ class Guards:
     option_defaults: frozenset[str] = frozenset()
     """Literal defaults that make an option off unless asked for (`use_triton=False`)."""
     known_options: dict[str, str] = field(default_factory=dict)
+    known_counts: frozenset[str] = frozenset()
+    """Fields of public APIs that hold the number of CUDA devices (`TrainingArguments.n_gpu`)."""
     """Options of public APIs, off unless asked for, by name: their documented defaults."""
 
 
@@ -192,6 +194,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         skip_raises=frozenset(guards_raw.get("skip_raises", ())),
         option_defaults=frozenset(guards_raw.get("option_defaults", ())),
         known_options={str(k): str(v) for k, v in guards_raw.get("known_options", {}).items()},
+        known_counts=frozenset(guards_raw.get("known_counts", ())),
     )
     other = raw.get("other_accelerators", {})
     if other:

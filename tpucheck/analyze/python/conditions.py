@@ -325,6 +325,9 @@ def uses_other_accelerator(names: Names, node: cst.CSTNode) -> bool:
 
 
 def _counts_cuda_devices(names: Names, node: cst.BaseExpression) -> bool:
+    """`torch.cuda.device_count()`, or a public API's field that holds it (`args.n_gpu`)."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value in names.index.guards.known_counts
     return isinstance(node, cst.Call) and names.qualified(node.func) == "torch.cuda.device_count"
 
 
