@@ -16,9 +16,6 @@ from typing import Any
 from tpucheck.jsontypes import expect_int, expect_str
 
 SEVERITIES: tuple[str, ...] = ("blocker", "major", "minor", "info")
-
-CUDA_SOURCE_SUFFIXES: tuple[str, ...] = (".cu", ".cuh")
-"""CUDA C++ sources: each one a unit of kernel work."""
 """Most severe first; the index is used for ordering and for `--fail-on`."""
 
 CONFIDENCES: tuple[str, ...] = ("high", "medium", "low")

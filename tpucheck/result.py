@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from tpucheck import __version__
 from tpucheck.findings import (
     CATEGORIES,
-    CUDA_SOURCE_SUFFIXES,
     SEVERITIES,
     Finding,
     ScanError,
@@ -70,6 +69,7 @@ class KernelEntry:
     the rule gives none), so effort can price kernels by kind."""
 
 
+CUDA_SOURCE_SUFFIXES: tuple[str, ...] = (".cu", ".cuh")
 
 
 def is_cuda_source(path: str) -> bool:

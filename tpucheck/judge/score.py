@@ -157,17 +157,17 @@ class Model:
             # Checking that a fallback-kept kernel's fallback runs is done once for its
             # family (the folder of an extension or op), however many kernels it holds.
             family = finding.guarded and self.is_kernel(finding)
-            place = package_of(finding.detail) if per_package and finding.detail else "" if whole_project else f"{folder_of(finding.path)}/" if family else finding.path
+            place = package_of(finding.detail) if per_package and finding.detail is not None else "" if whole_project else f"{folder_of(finding.path)}/" if family else finding.path
             # Each bucket (product, supporting, experimental) does its own work: a test's
             # use of a package never takes the product's unit of it.
             groups.setdefault((finding.rule, f"{bucket(finding)}:{place}"), []).append(finding)
         out: list[Share] = []
         kernels: list[tuple[Share, float]] = []
-        for _, items in sorted(groups.items()):
+        for (rule_id, _), items in sorted(groups.items()):
+            rule = self.rules[rule_id]
             ranked = sorted(items, key=lambda f: (-self.full(f), f.sort_key()))
             files = {ranked[0].path}
             for index, finding in enumerate(ranked):
-                rule = self.rules[finding.rule]
                 kernel = self.is_kernel(finding)
                 if index == 0:
                     units = 1.0

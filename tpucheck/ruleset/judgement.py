@@ -61,9 +61,9 @@ class Guards:
     option_defaults: frozenset[str] = frozenset()
     """Literal defaults that make an option off unless asked for (`use_triton=False`)."""
     known_options: dict[str, str] = field(default_factory=dict)
+    """Options of public APIs, off unless asked for, by name: their documented defaults."""
     known_counts: frozenset[str] = frozenset()
     """Fields of public APIs that hold the number of CUDA devices (`TrainingArguments.n_gpu`)."""
-    """Options of public APIs, off unless asked for, by name: their documented defaults."""
 
 
 @dataclass(frozen=True, slots=True)

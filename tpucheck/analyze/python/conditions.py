@@ -290,11 +290,11 @@ def other_accelerator_test(names: Names, test: cst.BaseExpression) -> bool:
 
 
 def _asks_other_accelerator(names: Names, func: cst.BaseExpression, qualified: str | None) -> bool:
-    tests = names.index.other_accelerator_tests
-    if qualified is not None and any(fnmatchcase(qualified, p) for p in tests):
+    index = names.index
+    if qualified is not None and index.other_accelerator_calls is not None and index.other_accelerator_calls.match(qualified):
         return True
     # `x.is_mps` on a local tensor or device: no qualified name, the attribute says it
-    return isinstance(func, cst.Attribute) and any(p.startswith("*.") and fnmatchcase("." + func.attr.value, p[1:]) for p in tests)
+    return isinstance(func, cst.Attribute) and func.attr.value in index.other_accelerator_attrs
 
 
 def _names_only(node: cst.BaseExpression, devices: frozenset[str]) -> bool:

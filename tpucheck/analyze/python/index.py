@@ -7,7 +7,9 @@ scan does not grow with the number of rules.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from fnmatch import translate
 
 from tpucheck.ruleset.judgement import Guards
 from tpucheck.ruleset.model import DeviceContext, Matcher, Rule, Ruleset
@@ -36,7 +38,11 @@ class PythonIndex:
     guards: Guards = field(default_factory=Guards)
     function_roles: tuple[tuple[str, tuple[str, ...]], ...] = ()
     other_accelerator_apis: tuple[str, ...] = ()
-    other_accelerator_tests: tuple[str, ...] = ()
+    other_accelerator_calls: re.Pattern[str] | None = None
+    """rules/judgement.yaml `other_accelerators.tests` as one pattern over qualified names:
+    conditions ask it of every call they test."""
+    other_accelerator_attrs: frozenset[str] = frozenset()
+    """The attributes of its `*.is_mps` globs: `x.is_mps` on a local has no qualified name."""
     other_devices: frozenset[str] = frozenset()
     host_results: frozenset[str] = frozenset()
     host_modules: frozenset[str] = frozenset()
@@ -67,9 +73,11 @@ class PythonIndex:
 
 def build_python_index(ruleset: Ruleset) -> PythonIndex:
     judgement = ruleset.judgement
+    tests = judgement.other_accelerator_tests
     index = PythonIndex(device=ruleset.device, guards=judgement.guards, function_roles=judgement.function_roles,
         other_accelerator_apis=judgement.other_accelerator_apis,
-        other_accelerator_tests=judgement.other_accelerator_tests,
+        other_accelerator_calls=re.compile("|".join(map(translate, tests))) if tests else None,
+        other_accelerator_attrs=frozenset(p[2:] for p in tests if p.startswith("*.") and "*" not in p[2:]),
         other_devices=judgement.other_devices,
         host_results=ruleset.host.results,
         host_modules=ruleset.host.modules,
