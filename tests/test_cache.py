@@ -77,7 +77,7 @@ def test_warm_rescan_is_identical_and_all_hits(tree: Path) -> None:
     assert (first.hits, first.misses, first.written) == (0, files, files)
     assert (second.hits, second.misses, second.written) == (files, 0, 0)
     assert second.enabled and second.directory == str(tree / CACHE_DIRNAME)
-    assert len(entries(tree / CACHE_DIRNAME)) == files
+    assert len(entries(tree / CACHE_DIRNAME)) == files + 1, "one entry per file, and one for the whole tree's facts"
 
 
 def test_cache_directory_markers_and_discovery(tree: Path) -> None:
@@ -365,7 +365,7 @@ def test_concurrent_scans_share_a_cache(tmp_path: Path) -> None:
     for _, err in outputs:
         hits, misses, _, failures = map(int, err.split()[-4:])
         assert hits + misses == 60 and failures == 0
-    assert len(entries(cache_dir)) == 60
+    assert len(entries(cache_dir)) == 60 + 1  # and the tree's facts
     assert not [p for p in cache_dir.rglob("*.part")]
     result, stats = cached_scan(tree, cache_dir=str(cache_dir))
     assert result == expected and stats.hits == 60
@@ -402,3 +402,79 @@ def test_no_secret_no_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     stats = cache_module.CacheStats()
     scan(str(root), fixture_ruleset(), ScanOptions(jobs=1, use_cache=True, cache_stats=stats))
     assert not stats.enabled and stats.disabled_reason is not None and "TPUCHECK_CACHE_SECRET" in stats.disabled_reason
+
+
+# ---------------------------------------------------------------- the whole tree's facts
+
+GRAPH: dict[str, str | bytes] = {
+    "pkg/__init__.py": "from pkg import model\n",
+    "pkg/model.py": "try:\n    import fused_cuda\nexcept ImportError:\n    fused_cuda = None\n",
+    "pkg/fused_cuda.cu": "__global__ void k(float* x) { x[0] = 1; }\n",
+    "setup.py": "from torch.utils.cpp_extension import CUDAExtension\next = CUDAExtension('fused_cuda', ['pkg/fused_cuda.cu'])\n",
+}
+
+
+def _tree_entries(cache_dir: Path) -> list[Path]:
+    return [p for p in entries(cache_dir) if "tree" in json.loads(p.read_text())]
+
+
+def test_warm_rescan_serves_the_tree_facts_without_computing_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = write_tree(tmp_path / "repo", GRAPH)
+    cold, _ = cached_scan(tree)
+    assert len(_tree_entries(tree / CACHE_DIRNAME)) == 1
+
+    def computed(*args: object, **kwargs: object) -> None:
+        raise AssertionError("an unchanged tree's facts were computed again")
+
+    monkeypatch.setattr(engine, "_compute_tree_facts", computed)
+    warm, _ = cached_scan(tree)
+    assert warm == cold
+    assert "fallback.optional-module" in warm  # the verdict the facts carry came back
+
+
+def test_an_edited_import_recomputes_the_tree_facts(tmp_path: Path) -> None:
+    """The key covers every file's bytes: making the guarded import plain puts the kernel
+    back on the main path, so the served facts must not be the old ones."""
+    tree = write_tree(tmp_path / "repo", GRAPH)
+    cold, _ = cached_scan(tree)
+    (tree / "pkg/model.py").write_text("import fused_cuda\n")
+    warm, _ = cached_scan(tree)
+    fresh = render(scan(str(tree), fixture_ruleset(), ScanOptions(jobs=1)))
+    assert warm == fresh != cold
+    assert "fallback.optional-module" not in warm
+    assert len(_tree_entries(tree / CACHE_DIRNAME)) == 2
+
+
+@pytest.mark.parametrize("damage", ["wrong-shape", "wrong-types", "another-key", "garbage"])
+def test_damaged_tree_entry_is_recomputed(tmp_path: Path, damage: str) -> None:
+    tree = write_tree(tmp_path / "repo", GRAPH)
+    cold, _ = cached_scan(tree)
+    (entry,) = _tree_entries(tree / CACHE_DIRNAME)
+    data = json.loads(entry.read_text())
+    if damage == "wrong-shape":
+        data["tree"]["evil"] = 1
+    elif damage == "wrong-types":
+        data["tree"]["entry_points"] = [1]
+    elif damage == "another-key":
+        data["key"]["tree"] = "0" * 64
+    else:
+        entry.write_bytes(os.urandom(64))
+    if damage != "garbage":
+        entry.write_text(json.dumps(data))
+    warm, _ = cached_scan(tree)
+    assert warm == cold
+
+
+def test_tree_facts_round_trip_through_json() -> None:
+    from tpucheck.analyze.reachability import Reachability
+    from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
+    from tpucheck.findings import Reason
+
+    facts = TreeFacts(
+        Reachability(frozenset({"a.py"}), frozenset({"ext_cuda"}), {"a.py": Reason("fallback.optional-module", "why", 3, None)}, {"m.py": Reason("alternative.other-accelerator", "x")}, {"ext_cuda": "setup.py"}),
+        frozenset({"cli.py"}),
+        {"v1/a.py": Reason("version.older", "v2 beside it")},
+        {"a.py": frozenset({"training", "inference"})},
+    )
+    assert tree_from_json(json.loads(json.dumps(tree_to_json(facts)))) == facts
+    assert tree_from_json(tree_to_json(TreeFacts())) == TreeFacts()

@@ -14,16 +14,16 @@ import hashlib
 import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
 
 from tpucheck.analyze import AnalysisContext, analyze_text, build_context
 from tpucheck.analyze.budget import BudgetExceeded, time_limit
 from tpucheck.analyze.cache import CacheStats, ResultCache
 from tpucheck.analyze.imports import facts_of_bytes, import_facts
-from tpucheck.analyze.reachability import Reachability, reachability_of
+from tpucheck.analyze.reachability import reachability_of
+from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
 from tpucheck.config.settings import ScanOptions, Settings, default_jobs
 from tpucheck.discover.sourcetext import SourceTextError, decode
 from tpucheck.discover.walk import (
@@ -31,7 +31,7 @@ from tpucheck.discover.walk import (
     SourceFile,
     discover_paths,
 )
-from tpucheck.findings import FileResult, Finding, ImportFacts, Reason, ScanError, Skipped
+from tpucheck.findings import FileResult, Finding, ImportFacts, ScanError, Skipped
 from tpucheck.gates.finish import Assembled, finish
 from tpucheck.judge.entrypoints import entry_point_paths
 from tpucheck.judge.place import Placement, place
@@ -322,25 +322,26 @@ def scan(
     return finish(assembled, options)
 
 
-@dataclass(frozen=True, slots=True)
-class TreeFacts:
-    """What only the whole tree tells: the import graph, the commands the project exposes,
-    older versions kept beside the newest, and the workloads the product has."""
-
-    reach: Reachability | None = None
-    entry_points: frozenset[str] = frozenset()
-    older: dict[str, Reason] = field(default_factory=dict)
-    workloads: dict[str, frozenset[str]] = field(default_factory=dict)
-    """Product file -> the workloads it shows (a model: inference; a training step:
-    training). A run validates the workloads of the files it analyzed, so shards merge
-    to a full scan's answer."""
-
-    def workloads_of(self, paths: Iterable[str]) -> tuple[str, ...]:
-        found = set().union(*(self.workloads.get(p, frozenset()) for p in paths))
-        return tuple(w for w in ("training", "inference") if w in found)
-
-
 def _tree_facts(
+    root: str, found: Discovery | None, results: Sequence[FileResult], options: Settings, cache: ResultCache | None, judgement: Judgement
+) -> TreeFacts:
+    """The whole tree's facts, from the cache when every file's bytes are known and
+    unchanged since they were computed (a rescan), else computed and kept there."""
+    key = cache.tree_key((f.path, f.kinds) for f in found.files) if cache is not None and found is not None else None
+    if key is not None and cache is not None:
+        kept = cache.load_tree(key)
+        if kept is not None:
+            try:
+                return tree_from_json(kept)
+            except (TypeError, ValueError):
+                pass
+    tree = _compute_tree_facts(root, found, results, options, cache, judgement)
+    if key is not None and cache is not None:
+        cache.store_tree(key, tree_to_json(tree))
+    return tree
+
+
+def _compute_tree_facts(
     root: str, found: Discovery | None, results: Sequence[FileResult], options: Settings, cache: ResultCache | None, judgement: Judgement
 ) -> TreeFacts:
     """What the whole tree says, whatever part of it this run analyzes (a shard, or the

@@ -362,6 +362,9 @@ class ResultCache:
         self.writable = True
         self._checked_dirs: set[str] = set()
         self._buffer = bytearray(1 << 20)
+        self.content: dict[str, str] = {}
+        """Path -> SHA-256 of the bytes this process read for it (lookups and peeks): the
+        inputs of the whole tree's facts (`tree_key`)."""
 
     @classmethod
     def for_scan(
@@ -405,7 +408,8 @@ class ResultCache:
         self.writable = state["writable"]
 
     def key(self, path: str, kinds: tuple[str, ...], data: bytes) -> EntryKey:
-        return EntryKey(self.namespace, path, tuple(kinds), _sha256(data))
+        content = self.content[path] = _sha256(data)
+        return EntryKey(self.namespace, path, tuple(kinds), content)
 
     def _entry_path(self, digest: str) -> tuple[str, str]:
         folder = os.path.join(self.entries, digest[:2])
@@ -427,7 +431,7 @@ class ResultCache:
         """Read and hash the file and load its entry: the engine's pre-pass before any
         worker starts. An unreadable file is a miss; its analysis reports why."""
         try:
-            content = _file_sha256(abspath, self._buffer)
+            content = self.content[path] = _file_sha256(abspath, self._buffer)
         except OSError:
             self.stats.misses += 1
             return None
@@ -437,13 +441,24 @@ class ResultCache:
         """`lookup` without counting: for a file this run does not analyze (the import
         graph of a shard's whole tree), whose entry a full scan may have left."""
         try:
-            content = _file_sha256(abspath, self._buffer)
+            content = self.content[path] = _file_sha256(abspath, self._buffer)
         except OSError:
             return None
         return self._load(EntryKey(self.namespace, path, tuple(kinds), content))
 
     def _load(self, key: EntryKey) -> FileResult | None:
-        _, path = self._entry_path(key.digest())
+        entry = self._read_entry(key.digest(), key.as_json(), "result")
+        if entry is None:
+            return None
+        try:
+            return _result_from_json(key.path, key.kinds[0] if key.kinds else "other", entry)
+        except (ValueError, TypeError, RecursionError, _Malformed):
+            return None
+
+    def _read_entry(self, digest: str, key: dict[str, Any], field: str) -> Any:
+        """The `field` of the entry stored under `digest`, when the entry is a regular
+        file under the size cap holding exactly {"key": key, field: ...}; else None."""
+        _, path = self._entry_path(digest)
         try:
             fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_BINARY)
         except (OSError, ValueError):
@@ -459,11 +474,30 @@ class ResultCache:
             os.close(fd)
         try:
             entry = json.loads(raw)
-            if type(entry) is not dict or set(entry) != {"key", "result"} or entry["key"] != key.as_json():
-                return None
-            return _result_from_json(key.path, key.kinds[0] if key.kinds else "other", entry["result"])
-        except (ValueError, TypeError, RecursionError, _Malformed):
+        except (ValueError, RecursionError):
             return None
+        if type(entry) is not dict or set(entry) != {"key", field} or entry["key"] != key:
+            return None
+        return entry[field]
+
+    def tree_key(self, files: Iterable[tuple[str, tuple[str, ...]]]) -> str | None:
+        """The key of the whole tree's facts: every file's path, kinds and bytes, in this
+        namespace (tool, rules, options). None when a file's bytes were not read this run
+        (a shard, an unreadable file): the facts are then computed, never served."""
+        parts = [self.namespace, "tree"]
+        for path, kinds in sorted(files):
+            content = self.content.get(path)
+            if content is None:
+                return None
+            parts.append(f"{path}\0{','.join(kinds)}\0{content}")
+        return _sha256("\0".join(parts).encode("utf-8", "surrogateescape"))
+
+    def load_tree(self, key: str) -> Any:
+        """The stored JSON of the tree's facts under `key`, or None; the caller checks its shape."""
+        return self._read_entry(key, {"namespace": self.namespace, "tree": key}, "tree")
+
+    def store_tree(self, key: str, facts: Any) -> None:
+        self._write(key, {"key": {"namespace": self.namespace, "tree": key}, "tree": facts})
 
     # ------------------------------------------------------------------ write
 
@@ -472,11 +506,15 @@ class ResultCache:
 
     def store(self, key: EntryKey, result: FileResult) -> None:
         """Write the entry atomically; a failure turns writing off for the rest of the run."""
-        if not self.writable or not self.cacheable(result):
-            return
-        digest = key.digest()
+        if self.cacheable(result) and self._write(key.digest(), {"key": key.as_json(), "result": _result_to_json(result)}):
+            self.stats.written += 1
+
+    def _write(self, digest: str, entry: dict[str, Any]) -> bool:
+        """Whether the entry was written (`stats.written` counts files' entries only)."""
+        if not self.writable:
+            return False
         folder, path = self._entry_path(digest)
-        payload = _canonical({"key": key.as_json(), "result": _result_to_json(result)}).encode("utf-8")
+        payload = _canonical(entry).encode("utf-8")
         try:
             self._prepare(folder)
             _atomic_write(folder, path, payload)
@@ -484,8 +522,8 @@ class ResultCache:
             self.stats.write_failures += 1
             self.writable = False
             self.stats.disabled_reason = f"cannot write the cache: {exc.strerror or exc}"
-            return
-        self.stats.written += 1
+            return False
+        return True
 
     def _prepare(self, folder: str) -> None:
         """Create the cache's directories, each checked to be a real directory (a planted

@@ -67,6 +67,7 @@ class _Graph:
         self.modules = modules  # dotted name -> path
         self._absolute: dict[tuple[str, str], list[str]] = {}  # (importer's folder, module) -> targets
         self._packages: dict[str, list[str]] = {}
+        self._global: dict[str, list[str]] = {}  # absolute module name -> targets, folder aside
         self.by_suffix: dict[str, list[str]] = {}
         for dotted in modules:
             parts = dotted.split(".")
@@ -95,17 +96,27 @@ class _Graph:
                 return []
             package = package[: len(package) - (imp.level - 1)]
             name = ".".join([*package, name]) if name else ".".join(package)
-        candidates = [name, name.rpartition(".")[0]]
-        if not imp.level and folder:
+            return self._first((name, name.rpartition(".")[0]), relative=True)
+        if folder:
             # A module beside the importer (`import kernels` from a script's folder, or
             # after `sys.path.append(dirname(__file__))`) shadows anything installed.
-            candidates = [f"{folder}.{name}", f"{folder}.{name.rpartition('.')[0]}" if "." in name else "", *candidates]
+            beside = self._first((f"{folder}.{name}", f"{folder}.{name.rpartition('.')[0]}" if "." in name else ""), relative=False)
+            if beside:
+                return beside
+        known = self._global.get(name)
+        if known is None:  # the same for every importer: asked once per name
+            known = self._global[name] = self._first((name, name.rpartition(".")[0]), relative=False)
+        return known
+
+    def _first(self, candidates: tuple[str, str], *, relative: bool) -> list[str]:
+        """The first candidate that is a project module (an absolute one may also be the
+        tail of a deeper module's name, when at most three modules end so)."""
         for candidate in candidates:
             if not candidate:
                 continue
             if candidate in self.modules:
                 return self._with_packages(candidate)
-            if not imp.level and "." in candidate:
+            if not relative and "." in candidate:
                 found = self.by_suffix.get(candidate, [])
                 if 0 < len(found) <= 3:
                     return [p for f in found for p in self._with_packages(f)]

@@ -57,7 +57,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pathspec
 
 from tpucheck.config.formats import FORMAT_NAMES
@@ -366,6 +365,8 @@ def _validate(spec: dict[str, Any], value: object, choices: tuple[str, ...] | No
         raise _Invalid(f"expected one of {', '.join(allowed)}, got {_show(value)}{hint}")
     wrong = (isinstance(value, bool) and spec.get("type") in ("number", "integer")) or (spec.get("type") == "integer" and not isinstance(value, int))
     finite = not spec.get("x-finite") or (isinstance(value, (int, float)) and math.isfinite(value))
+    import jsonschema  # here, not at the top: only a configuration file's values need it (40 ms of start-up)
+
     if wrong or not finite or next(jsonschema.Draft202012Validator(spec).iter_errors(value), None) is not None:
         raise _Invalid(f"expected {spec['x-expected']}, got {_show(value)}")
 

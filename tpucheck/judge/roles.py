@@ -25,6 +25,8 @@ class Roles:
         self.judgement = judgement
         self.entry_points = frozenset(entry_points)
         """Paths of modules the project exposes as commands (console_scripts, `__main__.py`)."""
+        self._placed: dict[str, tuple[str, Reason | None]] = {}
+        """Memo: a scan asks each path's role many times (reachability, placement, scoring)."""
 
     def path_role(self, path: str) -> PathRole | None:
         for entry in self.judgement.roles:
@@ -37,6 +39,12 @@ class Roles:
 
     def placed(self, path: str) -> tuple[str, Reason | None]:
         """The role and, when it is not plain library code, the evidence for it."""
+        known = self._placed.get(path)
+        if known is None:
+            known = self._placed[path] = self._place(path)
+        return known
+
+    def _place(self, path: str) -> tuple[str, Reason | None]:
         entry = self.path_role(path)
         if path in self.entry_points and (entry is None or entry.role not in PRODUCT_ROLES):
             return "script", Reason("role.entry-point", f"{path} is a command the project exposes")

@@ -1,0 +1,102 @@
+"""What only the whole tree tells (the import graph's verdict, the commands the project
+exposes, older versions kept beside the newest, each file's workloads), and its JSON form.
+
+Why a JSON form: these facts are a pure function of every discovered file's path, kinds
+and bytes and of the loaded rules, and computing them walks the whole import graph (0.2 s
+on PyTorch's 2,285 files). The result cache keeps them under a key made of all those
+inputs, so a rescan of an unchanged tree reads them back instead. The cache directory may
+sit in a hostile tree, so reading back checks every field's type, as per-file entries do;
+anything else is a miss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tpucheck.analyze.reachability import Reachability
+from tpucheck.findings import Reason
+from tpucheck.jsontypes import expect_int, expect_list, expect_str
+
+__all__ = ["TreeFacts", "tree_from_json", "tree_to_json"]
+
+
+@dataclass(frozen=True, slots=True)
+class TreeFacts:
+    """What only the whole tree tells: the import graph, the commands the project exposes,
+    older versions kept beside the newest, and the workloads the product has."""
+
+    reach: Reachability | None = None
+    entry_points: frozenset[str] = frozenset()
+    older: dict[str, Reason] = field(default_factory=dict)
+    workloads: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Product file -> the workloads it shows (a model: inference; a training step:
+    training). A run validates the workloads of the files it analyzed, so shards merge
+    to a full scan's answer."""
+
+    def workloads_of(self, paths: Iterable[str]) -> tuple[str, ...]:
+        found = set().union(*(self.workloads.get(p, frozenset()) for p in paths))
+        return tuple(w for w in ("training", "inference") if w in found)
+
+
+def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
+    """Sorted throughout: the same facts always write the same bytes."""
+    reach = tree.reach
+    return {
+        "reach": None
+        if reach is None
+        else {
+            "optional_files": sorted(reach.optional_files),
+            "optional_extensions": sorted(reach.optional_extensions),
+            "evidence": _reasons(reach.evidence),
+            "other_accelerator": _reasons(reach.other_accelerator),
+            "built": [[name, path] for name, path in sorted(reach.built.items())],
+        },
+        "entry_points": sorted(tree.entry_points),
+        "older": _reasons(tree.older),
+        "workloads": [[path, sorted(kinds)] for path, kinds in sorted(tree.workloads.items())],
+    }
+
+
+def tree_from_json(data: Any) -> TreeFacts:
+    """The facts `tree_to_json` wrote; TypeError for anything else."""
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads"}:
+        raise TypeError("tree facts must be an object with exactly their four fields")
+    reach = None
+    if data["reach"] is not None:
+        raw = data["reach"]
+        if type(raw) is not dict or set(raw) != {"optional_files", "optional_extensions", "evidence", "other_accelerator", "built"}:
+            raise TypeError("reach must be an object with exactly its five fields")
+        built = {}
+        for item in expect_list(raw["built"]):
+            name, path = expect_list(item, length=2)
+            built[expect_str(name)] = expect_str(path)
+        reach = Reachability(
+            _strings(raw["optional_files"]),
+            _strings(raw["optional_extensions"]),
+            _reasons_from(raw["evidence"]),
+            _reasons_from(raw["other_accelerator"]),
+            built,
+        )
+    workloads = {}
+    for item in expect_list(data["workloads"]):
+        path, kinds = expect_list(item, length=2)
+        workloads[expect_str(path)] = _strings(kinds)
+    return TreeFacts(reach, _strings(data["entry_points"]), _reasons_from(data["older"]), workloads)
+
+
+def _reasons(reasons: dict[str, Reason]) -> list[list[Any]]:
+    return [[key, r.rule, r.evidence, r.line, r.cell] for key, r in sorted(reasons.items())]
+
+
+def _reasons_from(data: Any) -> dict[str, Reason]:
+    found = {}
+    for item in expect_list(data):
+        key, rule, evidence, line, cell = expect_list(item, length=5)
+        found[expect_str(key)] = Reason(expect_str(rule), expect_str(evidence), None if line is None else expect_int(line), None if cell is None else expect_int(cell))
+    return found
+
+
+def _strings(data: Any) -> frozenset[str]:
+    return frozenset(expect_str(item) for item in expect_list(data))
