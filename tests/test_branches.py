@@ -178,3 +178,43 @@ def test_a_broad_catch_that_passes_reports_or_wraps_a_call_keeps_nothing(tmp_pat
         ("DEP004", 15, False),
         ("DEP005", 20, False),
     ]
+
+
+def test_a_value_chosen_by_a_conditional_takes_its_arms_guard(tmp_path: Path) -> None:
+    """Audit M: `attn_implementation="flash_attention_2" if use_flash else None` with the
+    flag off by default was a blocker; the flash value runs only when the option is turned
+    on, as under `if use_flash:`. Look-alikes keep their weight: a flag whose default picks
+    flash, a setting whose default is the flash arm, and a conditional whose two arms are both
+    flash."""
+    code = """\
+        import argparse
+        from dataclasses import dataclass, field
+
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        @dataclass
+        class ModelArguments:
+            use_flash: bool = field(default=False)
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--eager", action="store_true")
+        parser.add_argument("--mode", default="fast")
+
+        def load(margs: ModelArguments, args):
+            a = AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_2" if margs.use_flash else None)
+            b = AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_2" if torch.cuda.is_available() else "sdpa")
+            c = AutoModelForCausalLM.from_pretrained("m", attn_implementation="sdpa" if args.eager else "flash_attention_2")
+            d = AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_2" if args.mode == "fast" else "sdpa")
+            e = AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_2" if args.mode == "x" else "flash_attention_2")
+            f = AutoModelForCausalLM.from_pretrained("m", attn_implementation="flash_attention_2" if margs.fast else "sdpa")
+            return a, b, c, d, e, f
+        """
+    assert rows(scanned(tmp_path, code).findings, ("HF001",)) == [
+        ("HF001", 16, 51, "major", ("guard.option", "severity.fallback")),
+        ("HF001", 17, 51, "minor", ("guard.test", "severity.guarded")),
+        ("HF001", 18, 51, "blocker", ()),
+        ("HF001", 19, 51, "blocker", ()),
+        ("HF001", 20, 51, "blocker", ()),
+        ("HF001", 21, 51, "major", ("guard.option-else", "severity.fallback")),
+    ]

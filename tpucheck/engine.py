@@ -14,7 +14,7 @@ import hashlib
 import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
@@ -388,7 +388,21 @@ def _compute_tree_facts(
     roles = Roles(judgement, entry_points)
     reach = reachability_of(python, native, facts, roles.supporting, judgement, read)
     workloads = {path: frozenset(fact.workloads) for path in python if not roles.supporting(path) and (fact := facts(path)) is not None and fact.workloads}
-    return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads)
+    return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads, _options_off(python, facts))
+
+
+def _options_off(python: Iterable[str], facts: Callable[[str], ImportFacts | None]) -> dict[str, str]:
+    """Settings declared off by default somewhere in the project and on nowhere, each with
+    the first file (in path order) declaring it: a name declared both ways (two config
+    classes) settles nothing."""
+    on: dict[str, bool] = {}
+    first: dict[str, str] = {}
+    for path in sorted(python):
+        fact = facts(path)
+        for name, default_on in fact.options if fact is not None else ():
+            on[name] = on.get(name, False) or default_on
+            first.setdefault(name, path)
+    return {name: first[name] for name, default_on in sorted(on.items()) if not default_on}
 
 
 def assemble(
@@ -406,7 +420,7 @@ def assemble(
     what the user asked to and scores."""
     tree = tree or TreeFacts()
     rules = ruleset.by_id()
-    placement = Placement(Roles(ruleset.judgement, tree.entry_points), tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring)
+    placement = Placement(Roles(ruleset.judgement, tree.entry_points), tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off)
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)

@@ -42,6 +42,12 @@ def severity_rank(severity: str) -> int:
     return SEVERITIES.index(severity)
 
 
+PENDING = "pending.option"
+"""The why-rule an analyzer gives code that runs only when a setting its file reads but
+does not declare is turned on (`if model_args.use_qlora:` with `use_qlora: bool = False`
+in args.py). Never reported: the judgement settles it against the project's declarations."""
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     """1-based line and column (columns count characters, as editors do); end is exclusive."""
@@ -157,6 +163,11 @@ class ImportFacts:
     workloads: tuple[str, ...] = ()
     """What the module shows of the product's workloads: a model (it uses torch:
     inference), a training step (rules/judgement.yaml `workloads.training`)."""
+    options: tuple[tuple[str, bool], ...] = ()
+    """Boolean settings the module declares and whether each is on by default: a config
+    field (`use_qlora: bool = False`, `field(default=False)`), a `store_true` flag, a
+    module-level `USE_X = False`. The project's table of them settles tests of settings
+    that a module reads but does not declare."""
 
 
 @dataclass(slots=True)

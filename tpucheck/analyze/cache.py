@@ -47,15 +47,15 @@ from dataclasses import dataclass
 from typing import Any
 
 import tpucheck
-from tpucheck.findings import Build, FileResult, Import, ImportFacts, RawMatch, Reason, ScanError, Span, Suppression
-from tpucheck.jsontypes import expect_bool, expect_int, expect_list, expect_str, optional_str
+from tpucheck.analyze.entry_json import Malformed, result_from_json, result_to_json
+from tpucheck.findings import FileResult
 from tpucheck.ruleset.model import Ruleset
 from tpucheck.ruleset.store import code_digest, user_cache_dir
 
 CACHE_DIRNAME = ".tpucheck_cache"
 """Discovery never walks into a directory of this name (`ALWAYS_SKIPPED_DIRS`)."""
 
-LAYOUT = "v4"
+LAYOUT = "v5"
 """Bump when the entry format changes: old entries then live in a directory nobody reads."""
 
 MAX_ENTRY_BYTES = 32 * 1024 * 1024
@@ -238,94 +238,6 @@ def namespace(ruleset: Ruleset, *, prefilter: bool, first_party: Iterable[str], 
 # --------------------------------------------------------------------------- entries
 
 
-def _result_to_json(result: FileResult) -> dict[str, Any]:
-    """The result without its path and kind: the key already holds them."""
-    return {
-        "lines": result.lines,
-        "parsed": result.parsed,
-        "matches": [
-            [m.rule_id, m.span.line, m.span.column, m.span.end_line, m.span.end_column, m.snippet, m.cell, m.guarded, m.detail, m.severity, m.role, [[r.rule, r.evidence, r.line, r.cell] for r in m.reasons]]
-            for m in result.matches
-        ],
-        "suppressions": [[line, sorted(s.rules), s.reason] for line, s in sorted(result.suppressions.items())],
-        "error": None if result.error is None else [result.error.kind, result.error.message],
-        "imports": None if result.imports is None else _facts_to_json(result.imports),
-    }
-
-
-def _facts_to_json(facts: ImportFacts) -> dict[str, Any]:
-    return {
-        "imports": [[i.level, i.module, i.conditional, i.top] for i in facts.imports],
-        "builds": [[b.name, list(b.sources)] for b in facts.builds],
-        "workloads": list(facts.workloads),
-    }
-
-
-def _facts_from_json(data: Any) -> ImportFacts | None:
-    if data is None:
-        return None
-    if type(data) is not dict or set(data) != {"imports", "builds", "workloads"}:
-        raise _Malformed
-    imports = []
-    for item in expect_list(data["imports"]):
-        level, module, conditional, top = expect_list(item, length=4)
-        imports.append(Import(expect_int(level), expect_str(module), expect_bool(conditional), expect_bool(top)))
-    builds = []
-    for item in expect_list(data["builds"]):
-        name, sources = expect_list(item, length=2)
-        builds.append(Build(expect_str(name), tuple(expect_str(s) for s in expect_list(sources))))
-    return ImportFacts(tuple(imports), tuple(builds), tuple(expect_str(w) for w in expect_list(data["workloads"])))
-
-
-class _Malformed(Exception):
-    """An entry that is not exactly what `_result_to_json` writes (a value of the wrong
-    type raises TypeError, from `tpucheck.jsontypes`)."""
-
-
-def _result_from_json(path: str, kind: str, data: Any) -> FileResult:
-    if type(data) is not dict or set(data) != {"lines", "parsed", "matches", "suppressions", "error", "imports"}:
-        raise _Malformed
-    matches = []
-    for item in expect_list(data["matches"]):
-        rule_id, line, column, end_line, end_column, snippet, cell, guarded, detail, severity, role, reasons = expect_list(item, length=12)
-        matches.append(
-            RawMatch(
-                rule_id=expect_str(rule_id),
-                span=Span(expect_int(line), expect_int(column), expect_int(end_line), expect_int(end_column)),
-                snippet=expect_str(snippet),
-                cell=None if cell is None else expect_int(cell),
-                guarded=expect_bool(guarded),
-                detail=optional_str(detail),
-                severity=optional_str(severity),
-                role=optional_str(role),
-                reasons=tuple(_reason(r) for r in expect_list(reasons)),
-            )
-        )
-    suppressions = {}
-    for item in expect_list(data["suppressions"]):
-        line, rules, reason = expect_list(item, length=3)
-        suppressions[expect_int(line)] = Suppression(rules=frozenset(expect_str(r) for r in expect_list(rules)), reason=optional_str(reason))
-    error = None
-    if data["error"] is not None:
-        error_kind, message = expect_list(data["error"], length=2)
-        error = ScanError(path, expect_str(error_kind), expect_str(message))
-    return FileResult(
-        path=path,
-        kind=kind,
-        lines=expect_int(data["lines"]),
-        parsed=expect_bool(data["parsed"]),
-        matches=matches,
-        suppressions=suppressions,
-        error=error,
-        imports=_facts_from_json(data["imports"]),
-    )
-
-
-def _reason(item: Any) -> Reason:
-    rule, evidence, line, cell = expect_list(item, length=4)
-    return Reason(expect_str(rule), expect_str(evidence), None if line is None else expect_int(line), None if cell is None else expect_int(cell))
-
-
 @dataclass(frozen=True, slots=True)
 class EntryKey:
     """Which file, with which bytes, in which namespace: embedded in the entry it names."""
@@ -451,8 +363,8 @@ class ResultCache:
         if entry is None:
             return None
         try:
-            return _result_from_json(key.path, key.kinds[0] if key.kinds else "other", entry)
-        except (ValueError, TypeError, RecursionError, _Malformed):
+            return result_from_json(key.path, key.kinds[0] if key.kinds else "other", entry)
+        except (ValueError, TypeError, RecursionError, Malformed):
             return None
 
     def _read_entry(self, digest: str, key: dict[str, Any], field: str) -> Any:
@@ -506,7 +418,7 @@ class ResultCache:
 
     def store(self, key: EntryKey, result: FileResult) -> None:
         """Write the entry atomically; a failure turns writing off for the rest of the run."""
-        if self.cacheable(result) and self._write(key.digest(), {"key": key.as_json(), "result": _result_to_json(result)}):
+        if self.cacheable(result) and self._write(key.digest(), {"key": key.as_json(), "result": result_to_json(result)}):
             self.stats.written += 1
 
     def _write(self, digest: str, entry: dict[str, Any]) -> bool:

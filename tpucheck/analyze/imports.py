@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from tpucheck.discover.sourcetext import SourceTextError, decode
 from tpucheck.findings import Build, Import, ImportFacts
 
-__all__ = ["Build", "Import", "ImportFacts", "facts_of_bytes", "import_facts", "scan_imports"]
+__all__ = ["Build", "Import", "ImportFacts", "declared_options", "facts_of_bytes", "import_facts", "scan_imports"]
 
 _IMPORT = re.compile(r"^([ \t]*)(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(.*)|import[ \t]+(.*))$")
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
@@ -29,7 +29,27 @@ def import_facts(text: str, training_markers: tuple[str, ...] = ()) -> ImportFac
     workloads: tuple[str, ...] = ()
     if "torch" in text:
         workloads = ("training", "inference") if any(marker in text for marker in training_markers) else ("inference",)
-    return ImportFacts(tuple(scan_imports(text)), tuple(extension_builds(text)) if "Extension" in text else (), workloads)
+    return ImportFacts(tuple(scan_imports(text)), tuple(extension_builds(text)) if "Extension" in text else (), workloads, declared_options(text))
+
+
+_FIELD = re.compile(r"^[ \t]+([A-Za-z_]\w*)[ \t]*:[^=\n]*=[ \t]*(?:field\(\s*default\s*=\s*)?(True|False|None)\b", re.MULTILINE)
+_FLAG = re.compile(r"add_argument\(\s*(?:[\"'][^\"']*[\"']\s*,\s*)?[\"']--([\w-]+)[\"'][^)]*?\baction\s*=\s*[\"']store_(true|false)[\"']")
+_CONSTANT = re.compile(r"^([A-Za-z_]\w*)[ \t]*=[ \t]*(True|False|None)[ \t]*(?:#.*)?$", re.MULTILINE)
+
+
+def declared_options(text: str) -> tuple[tuple[str, bool], ...]:
+    """The boolean settings a module declares, each with whether it is on by default, in
+    order: annotated fields of a config class (`use_qlora: bool = False`, also through
+    `field(default=...)`), argparse `store_true`/`store_false` flags, and module-level
+    `USE_X = False` constants. Line-based like the imports: a declaration the patterns miss
+    only leaves a test of it undecided, which keeps its findings at full weight."""
+    found: list[tuple[str, bool]] = []
+    if ":" in text:
+        found.extend((m.group(1), m.group(2) == "True") for m in _FIELD.finditer(text))
+    if "store_" in text:
+        found.extend((m.group(1).replace("-", "_"), m.group(2) == "false") for m in _FLAG.finditer(text))
+    found.extend((m.group(1), m.group(2) == "True") for m in _CONSTANT.finditer(text))
+    return tuple(found)
 
 
 def facts_of_bytes(data: bytes, training_markers: tuple[str, ...] = ()) -> ImportFacts:

@@ -34,6 +34,9 @@ class TreeFacts:
     """Product file -> the workloads it shows (a model: inference; a training step:
     training). A run validates the workloads of the files it analyzed, so shards merge
     to a full scan's answer."""
+    options_off: dict[str, str] = field(default_factory=dict)
+    """Settings the project declares off by default, and nowhere on (`ImportFacts.options`),
+    each with the first file declaring it: code a test of one of them turns on is optional."""
 
     def workloads_of(self, paths: Iterable[str]) -> tuple[str, ...]:
         found = set().union(*(self.workloads.get(p, frozenset()) for p in paths))
@@ -56,13 +59,14 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "entry_points": sorted(tree.entry_points),
         "older": _reasons(tree.older),
         "workloads": [[path, sorted(kinds)] for path, kinds in sorted(tree.workloads.items())],
+        "options_off": [[name, path] for name, path in sorted(tree.options_off.items())],
     }
 
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads"}:
-        raise TypeError("tree facts must be an object with exactly their four fields")
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off"}:
+        raise TypeError("tree facts must be an object with exactly their five fields")
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
@@ -83,7 +87,11 @@ def tree_from_json(data: Any) -> TreeFacts:
     for item in expect_list(data["workloads"]):
         path, kinds = expect_list(item, length=2)
         workloads[expect_str(path)] = _strings(kinds)
-    return TreeFacts(reach, _strings(data["entry_points"]), _reasons_from(data["older"]), workloads)
+    options_off = {}
+    for item in expect_list(data["options_off"]):
+        name, path = expect_list(item, length=2)
+        options_off[expect_str(name)] = expect_str(path)
+    return TreeFacts(reach, _strings(data["entry_points"]), _reasons_from(data["older"]), workloads, options_off)
 
 
 def _reasons(reasons: dict[str, Reason]) -> list[list[Any]]:

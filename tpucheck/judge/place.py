@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from tpucheck.analyze.reachability import Reachability
-from tpucheck.findings import SEVERITIES, FileResult, Finding, RawMatch, Reason, fingerprints, suppression_key
+from tpucheck.findings import PENDING, SEVERITIES, FileResult, Finding, RawMatch, Reason, fingerprints, suppression_key
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES, Roles
 from tpucheck.ruleset.judgement import Scoring
 from tpucheck.ruleset.model import Rule
@@ -39,6 +39,8 @@ class Placement:
     older: dict[str, Reason] = field(default_factory=dict)
     """Folder -> why it is an older version of the product (judge/versions.py)."""
     scoring: Scoring = field(default_factory=Scoring)
+    options_off: dict[str, str] = field(default_factory=dict)
+    """Settings the project declares off by default, and where (TreeFacts.options_off)."""
 
     def older_version(self, path: str) -> Reason | None:
         folder = path
@@ -104,8 +106,8 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
     placed = Placed()
     for match, fingerprint in zip(matches, prints, strict=True):
         rule = rules[match.rule_id]
-        because = [reason.located(result.path) for reason in match.reasons]
-        guarded = match.guarded
+        reasons, guarded = _settle_pending(match, placement.options_off, result.path)
+        because = [reason.located(result.path) for reason in reasons]
         fallback = _fallback(match, rule, result, reach) if not guarded and (optional_file or rule.inventory == "kernel") else None
         if fallback is not None:
             guarded = True
@@ -194,6 +196,23 @@ def _own_extension(match: RawMatch, rule: Rule, reach: Reachability | None, scor
         return None
     name = next((part for part in reversed(match.detail.split(".")) if part in reach.built), None)
     return Reason(OWN_EXTENSION, f"`{name}` is built by {reach.built[name]}: ported with its kernels") if name is not None else None
+
+
+def _settle_pending(match: RawMatch, options_off: dict[str, str], path: str) -> tuple[tuple[Reason, ...], bool]:
+    """A match under a test of a setting its file does not declare (`if model_args.use_qlora:`)
+    is optional when the project declares that setting off by default and nowhere on: the
+    test becomes a `guard.option`, with where the setting is declared. Otherwise the
+    pending mark goes, and the match keeps its full weight."""
+    pending = next((r for r in match.reasons if r.rule == PENDING), None)
+    if pending is None:
+        return match.reasons, match.guarded
+    rest = tuple(r for r in match.reasons if r.rule != PENDING)
+    name = pending.evidence.strip("`").removeprefix("not ").strip().rpartition(".")[2]
+    declared = options_off.get(name)
+    if declared is None:
+        return rest, match.guarded
+    test = pending.located(path).evidence
+    return (Reason("guard.option", f"{test}; `{name}` is off by default ({declared})"), *rest), True
 
 
 def _guarded(severity: str, because: list[Reason], scoring: Scoring) -> str:

@@ -5,6 +5,7 @@ whether the call in front of it does."""
 
 from __future__ import annotations
 
+import re
 from fnmatch import fnmatchcase
 
 import libcst as cst
@@ -75,6 +76,29 @@ def _values(names: Names, node: cst.BaseExpression) -> list[str]:
         return found
     value = literal_value(names, node)
     return [] if value is None else [value]
+
+
+def conditional_arm(names: Names, pattern: re.Pattern[str] | None, value: cst.BaseExpression) -> tuple[cst.IfExp, bool] | None:
+    """For `x if test else y` of which only one arm's values match (`"flash_attention_2" if
+    use_flash else None`): the conditional and whether that arm is its body. A match that
+    holds on one arm alone runs only when the test picks that arm."""
+    if pattern is None or not isinstance(value, cst.IfExp):
+        return None
+    body = any(pattern.fullmatch(v) for v in _values(names, value.body))
+    orelse = any(pattern.fullmatch(v) for v in _values(names, value.orelse))
+    return (value, body) if body != orelse else None
+
+
+def constrained_arm(names: Names, matcher: Matcher, node: cst.Call) -> tuple[cst.IfExp, bool] | None:
+    """`conditional_arm` of the first argument constraint whose value is a conditional."""
+    for constraint in matcher.args:
+        if constraint.value is None or constraint.missing:
+            continue
+        arg = _find_arg(node, constraint)
+        arm = conditional_arm(names, constraint.value, arg.value) if arg is not None else None
+        if arm is not None:
+            return arm
+    return None
 
 
 def call_label(names: Names, matcher: Matcher, node: cst.Call) -> str | None:

@@ -19,16 +19,23 @@ import libcst as cst
 
 from tpucheck.analyze.python.index import PythonIndex
 from tpucheck.analyze.python.scope import Scope
+from tpucheck.findings import PENDING
 
 
 @dataclass(frozen=True, slots=True)
 class Guard:
     """Why code below a node keeps a fallback: the context rule that fired (`rule`, a key
     of rules/contexts.yaml's judgement entries) and the node that shows it (a condition, an
-    except clause, a decorator), whose position the report gives."""
+    except clause, a decorator), whose position the report gives. A `PENDING` guard keeps
+    nothing yet: it names a setting this file does not declare, which the judgement
+    resolves against the whole project's declarations (judge/place.py)."""
 
     rule: str
     node: cst.CSTNode
+
+    @property
+    def pending(self) -> bool:
+        return self.rule == PENDING
 
 
 @dataclass(frozen=True, slots=True)

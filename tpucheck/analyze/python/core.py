@@ -84,7 +84,7 @@ class Hit:
 
     @property
     def guarded(self) -> bool:
-        return self.guard is not None
+        return self.guard is not None and not self.guard.pending
 
 
 Handler = Callable[[Any, Any, "str | None"], None]

@@ -44,6 +44,17 @@ def option_polarity(names: Names, test: cst.BaseExpression) -> int:
     return 0
 
 
+def flag_name(test: cst.BaseExpression, *, turned_on: bool) -> str | None:
+    """The setting a test reads when it is a bare flag: `cfg.use_qlora` holds when the flag
+    is on (`turned_on`), `not cfg.use_qlora` when it is off. The name is what the project's
+    declarations are looked up by (`use_qlora: bool = False` in another module)."""
+    negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+    if negated == turned_on:
+        return None
+    parts = dotted(test.expression if isinstance(test, cst.UnaryOperation) else test)
+    return parts[-1] if parts is not None and len(parts) <= 3 else None
+
+
 def plain_flag(test: cst.BaseExpression) -> bool:
     """A test of a setting, not of the machine: a name or attribute, negated, compared
     with literals, or several of those (`cfg.use_xformers`, `not args.fp32`, `mode == "fast"`)."""

@@ -17,6 +17,7 @@ from tpucheck.analyze.python import conditions, hostdata, options
 from tpucheck.analyze.python.context import Guard, RoleMark
 from tpucheck.analyze.python.core import BaseWalker, Hit
 from tpucheck.analyze.python.scope import Scope, dotted, import_from_module, target_names
+from tpucheck.findings import PENDING
 
 ASSIGNMENT = hostdata.ASSIGNMENT
 
@@ -87,11 +88,15 @@ class StatementWalker(BaseWalker):
             body_guard = Guard("guard.option", node.test)
         elif polarity == 0 and conditions.other_accelerator_test(self, node.test):
             body_guard = Guard("alternative.other-accelerator-branch", node.test)
+        elif polarity == 0 and option == 0 and not tpu and outer.guard is None and options.flag_name(node.test, turned_on=True) and not else_fails:
+            body_guard = Guard(PENDING, node.test)  # `if cfg.use_x:` with `use_x` declared elsewhere
         # `if <xla/tpu>: ... else: <CUDA>`: the CUDA branch has a TPU sibling.
         if ((polarity < 0 and not skip) or tpu) and not body_fails:
             else_guard = Guard("guard.test", node.test)
         elif option < 0 and not body_fails:
             else_guard = Guard("guard.option", node.test)
+        elif polarity == 0 and option == 0 and not tpu and outer.guard is None and options.flag_name(node.test, turned_on=False) and not body_fails and node.orelse is not None:
+            else_guard = Guard(PENDING, node.test)  # the else of `if not cfg.use_x:`
         role = outer.role
         if role is None and conditions.is_main_test(node.test):
             role = RoleMark("example", "role.main-block", node.test)
@@ -111,16 +116,22 @@ class StatementWalker(BaseWalker):
         value), and one does its job with no CUDA-ism (nor another accelerator's API) while
         the other needs CUDA, the plain side is the TPU's path and the CUDA side keeps it as
         a fallback. (`if args.output_dir: save() else: model.cuda()` does two different jobs.)"""
-        body, orelse = self.hits[start:middle], self.hits[middle:]
-        cuda_body, cuda_else = any(_cuda(h) for h in body), any(_cuda(h) for h in orelse)
+        if options.alternatives(node):
+            self._settle_sides(node.test, node.body, node.orelse, start, middle)
+
+    def _settle_sides(self, test: cst.BaseExpression, body: cst.CSTNode, orelse: cst.CSTNode | None, start: int, middle: int) -> None:
+        """The two sides of a choice on a plain setting, known to be alternatives: the CUDA
+        side's findings (hits[start:middle] for the body, the rest for the other side) keep
+        the plain side as their fallback."""
+        body_hits, else_hits = self.hits[start:middle], self.hits[middle:]
+        cuda_body, cuda_else = any(_cuda(h) for h in body_hits), any(_cuda(h) for h in else_hits)
         if cuda_body == cuda_else:
             return
-        plain = node.orelse if cuda_body else node.body
-        if plain is None or not options.alternatives(node) or conditions.uses_other_accelerator(self, plain):
+        plain = orelse if cuda_body else body
+        if plain is None or conditions.uses_other_accelerator(self, plain):
             return
-        test = node.test
-        for hit in body if cuda_body else orelse:
-            if hit.guard is None:
+        for hit in body_hits if cuda_body else else_hits:
+            if hit.guard is None or hit.guard.pending:
                 hit.guard = Guard("guard.option-else", test)
 
     def on_try(self, node: cst.Try | cst.TryStar, ctx: str | None) -> None:

@@ -11,7 +11,7 @@ from fnmatch import fnmatchcase
 import libcst as cst
 
 from tpucheck.analyze.python import conditions, hostdata, options
-from tpucheck.analyze.python.constraints import args_hold, call_label, keyword_holds, static_string
+from tpucheck.analyze.python.constraints import args_hold, call_label, conditional_arm, constrained_arm, keyword_holds, static_string
 from tpucheck.analyze.python.context import Guard
 from tpucheck.analyze.python.core import Hit
 from tpucheck.analyze.python.index import RuleMatcher
@@ -114,7 +114,8 @@ class Walker(StatementWalker):
                     label = call_label(self, rule_matcher[1], node)
                     if label is None and rule_matcher[0].inventory == "tpu-support":
                         label = qualified  # the inventory names what was found
-                    self.hit(rule_matcher, node, detail=label)
+                    with self.enter(guard=self.arm_guard(constrained_arm(self, rule_matcher[1], node))):
+                        self.hit(rule_matcher, node, detail=label)
         if isinstance(func, cst.Attribute):
             parts = dotted(func)
             if parts is None or not self.is_module(parts[0]):
@@ -133,7 +134,8 @@ class Walker(StatementWalker):
                 if arg.keyword is not None:
                     for rule_matcher in index.keyword.lookup(arg.keyword.value):
                         if keyword_holds(self, rule_matcher[1], arg, callees, method):
-                            self.hit(rule_matcher, arg)
+                            with self.enter(guard=self.arm_guard(conditional_arm(self, rule_matcher[1].value, arg.value))):
+                                self.hit(rule_matcher, arg)
         self.callee = func
         self.walk(func)
         device = index.device
@@ -234,18 +236,49 @@ class Walker(StatementWalker):
         """`"cuda" if torch.cuda.is_available() else "cpu"`: both branches are optional
         paths, as under an `if` with the same test; a device context reaches both. As there,
         the CUDA side of a TPU or device-agnostic test (`... if hasattr(torch, "accelerator")
-        else "cuda"`) has a sibling that runs on the TPU."""
+        else "cuda"`) has a sibling that runs on the TPU. A choice on a setting is an option
+        as an `if` on it is (`"flash_attention_2" if use_flash else None`, with `use_flash`
+        off by default), and its two values are always alternatives: the CUDA one keeps the
+        plain one as its fallback."""
         self.walk(node.test)
+        body, orelse, plain = self._arms(node)
+        start = len(self.hits)
+        with self.enter(guard=body):
+            self.walk(node.body, ctx)
+        middle = len(self.hits)
+        with self.enter(guard=orelse):
+            self.walk(node.orelse, ctx)
+        if plain:
+            self._settle_sides(node.test, node.body, node.orelse, start, middle)
+
+    def _arms(self, node: cst.IfExp) -> tuple[Guard | None, Guard | None, bool]:
+        """The guards of a conditional's body and other arm, and whether its test is a plain
+        setting (neither a device test nor an option with a known default)."""
         polarity = conditions.cuda_polarity(self, node.test)
+        tpu = conditions.tpu_test(self, node.test)
+        option = options.option_polarity(self, node.test) if polarity == 0 and not tpu else 0
         outer = self.frame.guard
         guard = Guard("guard.test", node.test)
         body = guard if polarity > 0 else outer
         if polarity == 0 and conditions.other_accelerator_test(self, node.test):
             body = Guard("alternative.other-accelerator-branch", node.test)
-        with self.enter(guard=body):
-            self.walk(node.body, ctx)
-        with self.enter(guard=guard if polarity < 0 or conditions.tpu_test(self, node.test) else outer):
-            self.walk(node.orelse, ctx)
+        elif option > 0:
+            body = Guard("guard.option", node.test)
+        orelse = guard if polarity < 0 or tpu else Guard("guard.option", node.test) if option < 0 else outer
+        return body, orelse, polarity == 0 and option == 0 and not tpu and options.plain_flag(node.test)
+
+    def arm_guard(self, arm: tuple[cst.IfExp, bool] | None) -> Guard | None:
+        """The guard of a match that holds on one arm of a conditional alone (the keyword
+        `attn_implementation="flash_attention_2" if use_flash else None`), as a finding
+        inside that arm would have it; the frame's own guard otherwise."""
+        if arm is None:
+            return self.frame.guard
+        node, in_body = arm
+        body, orelse, plain = self._arms(node)
+        guard = body if in_body else orelse
+        if guard is self.frame.guard and plain and not conditions.uses_other_accelerator(self, node.orelse if in_body else node.body):
+            return Guard("guard.option-else", node.test)
+        return guard
 
     def on_boolean(self, node: cst.BooleanOperation, ctx: str | None) -> None:
         """`torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8`,

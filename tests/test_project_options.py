@@ -1,0 +1,143 @@
+"""Settings declared in one module and tested in another (issue 23, audit M).
+
+`if model_args.use_qlora: BitsAndBytesConfig(...)` with `use_qlora: bool = False` in
+args.py was a blocker: the file that tests the flag does not declare it, so nothing knew
+it was off by default. The project's declarations (ImportFacts.options, gathered over the
+whole tree) settle it. Look-alikes keep their weight: a flag on by default, a name declared
+on in one class and off in another, the side a test takes at the default, a name nobody
+declares.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import write_tree
+
+from tpucheck.analyze.imports import declared_options
+from tpucheck.engine import ScanOptions, scan
+from tpucheck.report.json_report import render
+from tpucheck.result import ScanResult
+from tpucheck.ruleset import load_ruleset
+
+RULESET = load_ruleset()
+
+ARGS = """\
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class ModelArguments:
+        use_qlora: bool = field(
+            default=False,
+            metadata={"help": "4-bit QLoRA"},
+        )
+        use_liger: bool = False
+        fast_kernels: bool = True
+    """
+
+OTHER = """\
+    from dataclasses import dataclass
+
+    @dataclass
+    class EvalArguments:
+        use_liger: bool = True
+    """
+
+MODEL = """\
+    from transformers import BitsAndBytesConfig
+
+    def load(model_args):
+        quant = None
+        if model_args.use_qlora:
+            quant = BitsAndBytesConfig(load_in_4bit=True)
+        if not model_args.use_qlora:
+            pass
+        else:
+            quant = BitsAndBytesConfig(load_in_4bit=True)
+        if model_args.use_liger:
+            quant = BitsAndBytesConfig(load_in_4bit=True)
+        if model_args.fast_kernels:
+            quant = BitsAndBytesConfig(load_in_4bit=True)
+        if not model_args.use_qlora:
+            quant = BitsAndBytesConfig(load_in_4bit=True)
+        if model_args.undeclared:
+            quant = BitsAndBytesConfig(load_in_4bit=True)
+        return quant
+    """
+
+
+def scanned(root: Path, **options: object) -> ScanResult:
+    return scan(str(root), RULESET, ScanOptions(jobs=1, **options))  # type: ignore[arg-type]
+
+
+def rows(result: ScanResult) -> list[tuple[int, str, tuple[str, ...]]]:
+    return [(f.span.line, f.severity, tuple(r.evidence for r in f.because)) for f in result.findings if f.rule == "HF002"]
+
+
+def test_a_setting_declared_off_elsewhere_keeps_its_branch_optional(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/args.py": ARGS, "pkg/other.py": OTHER, "pkg/model.py": MODEL})
+    assert rows(scanned(root)) == [
+        (6, "major", ("`model_args.use_qlora` at pkg/model.py:5; `use_qlora` is off by default (pkg/args.py)", "a fallback is kept: at most major")),
+        (10, "major", ("`not model_args.use_qlora` at pkg/model.py:7; `use_qlora` is off by default (pkg/args.py)", "a fallback is kept: at most major")),
+        # adversarial: declared on in one class and off in another, on by default, the
+        # default's side of a negated test, declared nowhere: full weight, no reason
+        (12, "blocker", ()),
+        (14, "blocker", ()),
+        (16, "blocker", ()),
+        (18, "blocker", ()),
+    ]
+
+
+def test_the_pending_mark_never_reaches_a_report(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/model.py": MODEL})
+    report = render(scanned(root))
+    assert "pending.option" not in report
+    assert [f["severity"] for f in json.loads(report)["findings"] if f["rule"] == "HF002"] == ["blocker"] * 6
+
+
+def test_turning_the_default_on_is_seen_by_a_warm_rescan(tmp_path: Path) -> None:
+    """The declaration lives in another file than the finding: the cached tree facts must
+    follow args.py's bytes, not only model.py's."""
+    root = write_tree(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/args.py": ARGS, "pkg/model.py": MODEL})
+    assert rows(scanned(root, use_cache=True))[0][1] == "major"
+    (root / "pkg/args.py").write_text(ARGS.replace("default=False", "default=True").replace("    ", "", 1), encoding="utf-8")
+    warm = scanned(root, use_cache=True)
+    assert rows(warm)[0] == (6, "blocker", ())
+    assert render(warm) == render(scanned(root))
+
+
+def test_declared_options_reads_fields_flags_and_constants() -> None:
+    text = """\
+import argparse
+from dataclasses import dataclass, field
+
+USE_FLASH = False
+HAS_TRITON = True  # probed below
+
+@dataclass
+class Args:
+    use_qlora: bool = field(
+        default=False,
+        metadata={"help": "x"},
+    )
+    trust_remote_code: bool = True
+    bits: int = 16
+    adapter: Optional[str] = None
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--use-liger", action="store_true")
+parser.add_argument("-f", "--fast", default=False, action="store_true", help="x")
+parser.add_argument("--keep", action="store_false")
+model(use_cache=False)
+"""
+    assert declared_options(text) == (
+        ("use_qlora", False),
+        ("trust_remote_code", True),
+        ("adapter", False),
+        ("use_liger", False),
+        ("fast", False),
+        ("keep", True),
+        ("USE_FLASH", False),
+        ("HAS_TRITON", True),
+    )

@@ -1,0 +1,123 @@
+"""A file's analysis as the result cache stores it: compact JSON lists, and the reading
+back that trusts nothing (`analyze/cache.py` explains why: the cache may sit in a hostile
+tree). Every field is type-checked; anything not exactly what `result_to_json` writes
+raises TypeError or `Malformed`, which the cache turns into a miss."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tpucheck.findings import Build, FileResult, Import, ImportFacts, RawMatch, Reason, ScanError, Span, Suppression
+from tpucheck.jsontypes import expect_bool, expect_int, expect_list, expect_str, optional_str
+
+__all__ = ["Malformed", "result_from_json", "result_to_json"]
+
+
+def result_to_json(result: FileResult) -> dict[str, Any]:
+    """The result without its path and kind: the key already holds them."""
+    return {
+        "lines": result.lines,
+        "parsed": result.parsed,
+        "matches": [
+            [
+                m.rule_id,
+                m.span.line,
+                m.span.column,
+                m.span.end_line,
+                m.span.end_column,
+                m.snippet,
+                m.cell,
+                m.guarded,
+                m.detail,
+                m.severity,
+                m.role,
+                [[r.rule, r.evidence, r.line, r.cell] for r in m.reasons],
+            ]
+            for m in result.matches
+        ],
+        "suppressions": [[line, sorted(s.rules), s.reason] for line, s in sorted(result.suppressions.items())],
+        "error": None if result.error is None else [result.error.kind, result.error.message],
+        "imports": None if result.imports is None else _facts_to_json(result.imports),
+    }
+
+
+def _facts_to_json(facts: ImportFacts) -> dict[str, Any]:
+    return {
+        "imports": [[i.level, i.module, i.conditional, i.top] for i in facts.imports],
+        "builds": [[b.name, list(b.sources)] for b in facts.builds],
+        "workloads": list(facts.workloads),
+        "options": [[name, on] for name, on in facts.options],
+    }
+
+
+def _facts_from_json(data: Any) -> ImportFacts | None:
+    if data is None:
+        return None
+    if type(data) is not dict or set(data) != {"imports", "builds", "workloads", "options"}:
+        raise Malformed
+    imports = []
+    for item in expect_list(data["imports"]):
+        level, module, conditional, top = expect_list(item, length=4)
+        imports.append(Import(expect_int(level), expect_str(module), expect_bool(conditional), expect_bool(top)))
+    builds = []
+    for item in expect_list(data["builds"]):
+        name, sources = expect_list(item, length=2)
+        builds.append(Build(expect_str(name), tuple(expect_str(s) for s in expect_list(sources))))
+    options = []
+    for item in expect_list(data["options"]):
+        name, on = expect_list(item, length=2)
+        options.append((expect_str(name), expect_bool(on)))
+    return ImportFacts(tuple(imports), tuple(builds), tuple(expect_str(w) for w in expect_list(data["workloads"])), tuple(options))
+
+
+class Malformed(Exception):
+    """An entry that is not exactly what `result_to_json` writes (a value of the wrong
+    type raises TypeError, from `tpucheck.jsontypes`)."""
+
+
+def result_from_json(path: str, kind: str, data: Any) -> FileResult:
+    if type(data) is not dict or set(data) != {"lines", "parsed", "matches", "suppressions", "error", "imports"}:
+        raise Malformed
+    matches = []
+    for item in expect_list(data["matches"]):
+        rule_id, line, column, end_line, end_column, snippet, cell, guarded, detail, severity, role, reasons = expect_list(item, length=12)
+        matches.append(
+            RawMatch(
+                rule_id=expect_str(rule_id),
+                span=Span(expect_int(line), expect_int(column), expect_int(end_line), expect_int(end_column)),
+                snippet=expect_str(snippet),
+                cell=None if cell is None else expect_int(cell),
+                guarded=expect_bool(guarded),
+                detail=optional_str(detail),
+                severity=optional_str(severity),
+                role=optional_str(role),
+                reasons=tuple(_reason(r) for r in expect_list(reasons)),
+            )
+        )
+    suppressions = {}
+    for item in expect_list(data["suppressions"]):
+        line, rules, reason = expect_list(item, length=3)
+        suppressions[expect_int(line)] = Suppression(
+            rules=frozenset(expect_str(r) for r in expect_list(rules)), reason=optional_str(reason)
+        )
+    error = None
+    if data["error"] is not None:
+        error_kind, message = expect_list(data["error"], length=2)
+        error = ScanError(path, expect_str(error_kind), expect_str(message))
+    return FileResult(
+        path=path,
+        kind=kind,
+        lines=expect_int(data["lines"]),
+        parsed=expect_bool(data["parsed"]),
+        matches=matches,
+        suppressions=suppressions,
+        error=error,
+        imports=_facts_from_json(data["imports"]),
+    )
+
+
+def _reason(item: Any) -> Reason:
+    rule, evidence, line, cell = expect_list(item, length=4)
+    return Reason(
+        expect_str(rule), expect_str(evidence), None if line is None else expect_int(line), None if cell is None else expect_int(cell)
+    )
