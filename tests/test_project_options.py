@@ -64,6 +64,15 @@ MODEL = """\
         if model_args.undeclared:
             quant = BitsAndBytesConfig(load_in_4bit=True)
         return quant
+
+    def nested(model_args, do_train):
+        if do_train:
+            if model_args.use_qlora:
+                return BitsAndBytesConfig(load_in_4bit=True)
+        if model_args.use_qlora:
+            if model_args.undeclared:
+                return BitsAndBytesConfig(load_in_4bit=True)
+        return None
     """
 
 
@@ -86,6 +95,9 @@ def test_a_setting_declared_off_elsewhere_keeps_its_branch_optional(tmp_path: Pa
         (14, "blocker", ()),
         (16, "blocker", ()),
         (18, "blocker", ()),
+        # inside a test of another undeclared setting, or around one: either test settles it
+        (24, "major", ("`model_args.use_qlora` at pkg/model.py:23; `use_qlora` is off by default (pkg/args.py)", "a fallback is kept: at most major")),
+        (27, "major", ("`model_args.use_qlora` at pkg/model.py:25; `use_qlora` is off by default (pkg/args.py)", "a fallback is kept: at most major")),
     ]
 
 
@@ -93,7 +105,7 @@ def test_the_pending_mark_never_reaches_a_report(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/model.py": MODEL})
     report = render(scanned(root))
     assert "pending.option" not in report
-    assert [f["severity"] for f in json.loads(report)["findings"] if f["rule"] == "HF002"] == ["blocker"] * 6
+    assert [f["severity"] for f in json.loads(report)["findings"] if f["rule"] == "HF002"] == ["blocker"] * 8
 
 
 def test_turning_the_default_on_is_seen_by_a_warm_rescan(tmp_path: Path) -> None:

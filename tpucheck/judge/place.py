@@ -203,16 +203,16 @@ def _settle_pending(match: RawMatch, options_off: dict[str, str], path: str) -> 
     is optional when the project declares that setting off by default and nowhere on: the
     test becomes a `guard.option`, with where the setting is declared. Otherwise the
     pending mark goes, and the match keeps its full weight."""
-    pending = next((r for r in match.reasons if r.rule == PENDING), None)
-    if pending is None:
+    pending = [r for r in match.reasons if r.rule == PENDING]
+    if not pending:
         return match.reasons, match.guarded
     rest = tuple(r for r in match.reasons if r.rule != PENDING)
-    name = pending.evidence.strip("`").removeprefix("not ").strip().rpartition(".")[2]
-    declared = options_off.get(name)
-    if declared is None:
-        return rest, match.guarded
-    test = pending.located(path).evidence
-    return (Reason("guard.option", f"{test}; `{name}` is off by default ({declared})"), *rest), True
+    for test in pending:  # the innermost test first
+        name = test.evidence.strip("`").removeprefix("not ").strip().rpartition(".")[2]
+        declared = options_off.get(name)
+        if declared is not None:
+            return (Reason("guard.option", f"{test.located(path).evidence}; `{name}` is off by default ({declared})"), *rest), True
+    return rest, match.guarded
 
 
 def _guarded(severity: str, because: list[Reason], scoring: Scoring) -> str:

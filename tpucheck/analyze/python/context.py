@@ -32,10 +32,17 @@ class Guard:
 
     rule: str
     node: cst.CSTNode
+    outer: Guard | None = None
+    """A pending guard inside another pending one (`if cfg.do_train: if cfg.use_qlora:`):
+    either setting may be the one the project declares off."""
 
     @property
     def pending(self) -> bool:
         return self.rule == PENDING
+
+    def marks(self) -> tuple[Guard, ...]:
+        """This guard and the pending ones it sits in."""
+        return (self, *(self.outer.marks() if self.outer is not None else ()))
 
 
 @dataclass(frozen=True, slots=True)

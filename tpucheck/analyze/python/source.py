@@ -11,6 +11,7 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
+from tpucheck.analyze.python.context import Guard
 from tpucheck.analyze.python.index import PythonIndex
 from tpucheck.analyze.python.nesting import (
     column_shifts,
@@ -149,7 +150,7 @@ def _matches(text: str, module: cst.Module, index: PythonIndex, path: str = "") 
     hits = Walker(index).run(module)
     if not hits:
         return []
-    evidence = {id(mark.node): mark.node for hit in hits for mark in (hit.guard, hit.role) if mark is not None}
+    evidence = {id(mark.node): mark.node for hit in hits for mark in (*_guards(hit), hit.role) if mark is not None}
     ranges = node_ranges(module, [hit.node for hit in hits] + [hit.start for hit in hits if hit.start is not None] + list(evidence.values()))
     quoted: dict[int, str] = {}
     # libcst drops a form feed that starts a statement line, and positions come from its
@@ -203,13 +204,17 @@ def _matches(text: str, module: cst.Module, index: PythonIndex, path: str = "") 
                 detail=hit.detail,
                 severity=severity,
                 role=hit.role.role if hit.role is not None else None,
-                reasons=(*(_evidence(module, mark.rule, mark.node, ranges, quoted) for mark in (hit.guard, hit.role) if mark is not None), *reasons),
+                reasons=(*(_evidence(module, mark.rule, mark.node, ranges, quoted) for mark in (*_guards(hit), hit.role) if mark is not None), *reasons),
             )
         )
     return matches
 
 
 EVIDENCE_LIMIT = 80
+
+
+def _guards(hit: Hit) -> tuple[Guard, ...]:
+    return hit.guard.marks() if hit.guard is not None else ()
 
 
 def _evidence(module: cst.Module, rule: str, node: cst.CSTNode, ranges: dict[int, tuple[int, int, int, int]], quoted: dict[int, str]) -> Reason:

@@ -82,21 +82,22 @@ class StatementWalker(BaseWalker):
             self.walk(node.test)
         outer = self.frame
         body_guard = else_guard = outer.guard
+        pending_ok = outer.guard is None or outer.guard.pending  # a real guard already decides
         if polarity > 0 and not else_fails:
             body_guard = Guard("guard.test", node.test)
         elif option > 0 and not else_fails:
             body_guard = Guard("guard.option", node.test)
         elif polarity == 0 and conditions.other_accelerator_test(self, node.test):
             body_guard = Guard("alternative.other-accelerator-branch", node.test)
-        elif polarity == 0 and option == 0 and not tpu and outer.guard is None and options.flag_name(node.test, turned_on=True) and not else_fails:
-            body_guard = Guard(PENDING, node.test)  # `if cfg.use_x:` with `use_x` declared elsewhere
+        elif polarity == 0 and option == 0 and not tpu and pending_ok and options.flag_name(node.test, turned_on=True) and not else_fails:
+            body_guard = Guard(PENDING, node.test, outer.guard)  # `if cfg.use_x:` with `use_x` declared elsewhere
         # `if <xla/tpu>: ... else: <CUDA>`: the CUDA branch has a TPU sibling.
         if ((polarity < 0 and not skip) or tpu) and not body_fails:
             else_guard = Guard("guard.test", node.test)
         elif option < 0 and not body_fails:
             else_guard = Guard("guard.option", node.test)
-        elif polarity == 0 and option == 0 and not tpu and outer.guard is None and options.flag_name(node.test, turned_on=False) and not body_fails and node.orelse is not None:
-            else_guard = Guard(PENDING, node.test)  # the else of `if not cfg.use_x:`
+        elif polarity == 0 and option == 0 and not tpu and pending_ok and options.flag_name(node.test, turned_on=False) and not body_fails and node.orelse is not None:
+            else_guard = Guard(PENDING, node.test, outer.guard)  # the else of `if not cfg.use_x:`
         role = outer.role
         if role is None and conditions.is_main_test(node.test):
             role = RoleMark("example", "role.main-block", node.test)
