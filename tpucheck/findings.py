@@ -154,6 +154,25 @@ class Build:
 
 
 @dataclass(frozen=True, slots=True)
+class JitBuild:
+    """A call that hands CUDA sources to a run-time build (`get_plugin(sources=["op.cu"])`,
+    `load("op", ["op.cu"])`), as written (`analyze/dispatch.py`): the callee's last name,
+    the native sources it names, and the device test every call of its building function sits
+    under ("" when one does not), the name its result is bound to (`ext = load(...)`) and
+    the extension's name as the call writes it (`load("op_ext", ...)`)."""
+
+    callee: str
+    sources: tuple[str, ...]
+    guard: str
+    line: int
+    target: str = ""
+    name: str = ""
+    opt_in: str = ""
+    """The environment test the build sits under that is off unless the user sets it
+    (`if os.getenv("OPS_JIT") == "1":`), as evidence, or ""."""
+
+
+@dataclass(frozen=True, slots=True)
 class ImportFacts:
     """What the whole-tree import graph reads from one Python file (`analyze/imports.py`):
     a pure function of the file's text, so it is cached with the file's result."""
@@ -168,6 +187,9 @@ class ImportFacts:
     field (`use_qlora: bool = False`, `field(default=False)`), a `store_true` flag, a
     module-level `USE_X = False`. The project's table of them settles tests of settings
     that a module reads but does not declare."""
+    jit_builds: tuple[JitBuild, ...] = ()
+    jit_loaders: tuple[str, ...] = ()
+    """Module-level functions that pass `cpp_extension.load` sources their callers give."""
 
 
 @dataclass(slots=True)

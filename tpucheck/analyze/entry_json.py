@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tpucheck.findings import Build, FileResult, Import, ImportFacts, RawMatch, Reason, ScanError, Span, Suppression
+from tpucheck.findings import Build, FileResult, Import, ImportFacts, JitBuild, RawMatch, Reason, ScanError, Span, Suppression
 from tpucheck.jsontypes import expect_bool, expect_int, expect_list, expect_str, optional_str
 
 __all__ = ["Malformed", "result_from_json", "result_to_json"]
@@ -47,13 +47,15 @@ def _facts_to_json(facts: ImportFacts) -> dict[str, Any]:
         "builds": [[b.name, list(b.sources)] for b in facts.builds],
         "workloads": list(facts.workloads),
         "options": [[name, on] for name, on in facts.options],
+        "jit_builds": [[b.callee, list(b.sources), b.guard, b.line, b.target, b.name, b.opt_in] for b in facts.jit_builds],
+        "jit_loaders": list(facts.jit_loaders),
     }
 
 
 def _facts_from_json(data: Any) -> ImportFacts | None:
     if data is None:
         return None
-    if type(data) is not dict or set(data) != {"imports", "builds", "workloads", "options"}:
+    if type(data) is not dict or set(data) != {"imports", "builds", "workloads", "options", "jit_builds", "jit_loaders"}:
         raise Malformed
     imports = []
     for item in expect_list(data["imports"]):
@@ -67,7 +69,14 @@ def _facts_from_json(data: Any) -> ImportFacts | None:
     for item in expect_list(data["options"]):
         name, on = expect_list(item, length=2)
         options.append((expect_str(name), expect_bool(on)))
-    return ImportFacts(tuple(imports), tuple(builds), tuple(expect_str(w) for w in expect_list(data["workloads"])), tuple(options))
+    jit_builds = []
+    for item in expect_list(data["jit_builds"]):
+        callee, sources, guard, line, target, name, opt_in = expect_list(item, length=7)
+        written = (expect_str(callee), tuple(expect_str(s) for s in expect_list(sources)), expect_str(guard), expect_int(line))
+        jit_builds.append(JitBuild(*written, expect_str(target), expect_str(name), expect_str(opt_in)))
+    loaders = tuple(expect_str(name) for name in expect_list(data["jit_loaders"]))
+    workloads = tuple(expect_str(w) for w in expect_list(data["workloads"]))
+    return ImportFacts(tuple(imports), tuple(builds), workloads, tuple(options), tuple(jit_builds), loaders)
 
 
 class Malformed(Exception):

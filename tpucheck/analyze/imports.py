@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from tpucheck.analyze.dispatch import jit_facts
 from tpucheck.discover.sourcetext import SourceTextError, decode
 from tpucheck.findings import Build, Import, ImportFacts
 
@@ -29,7 +30,8 @@ def import_facts(text: str, training_markers: tuple[str, ...] = ()) -> ImportFac
     workloads: tuple[str, ...] = ()
     if "torch" in text:
         workloads = ("training", "inference") if any(marker in text for marker in training_markers) else ("inference",)
-    return ImportFacts(tuple(scan_imports(text)), tuple(extension_builds(text)) if "Extension" in text else (), workloads, declared_options(text))
+    jit_builds, jit_loaders = jit_facts(text)
+    return ImportFacts(tuple(scan_imports(text)), tuple(extension_builds(text)) if "Extension" in text else (), workloads, declared_options(text), jit_builds, jit_loaders)
 
 
 _FIELD = re.compile(r"^[ \t]+([A-Za-z_]\w*)[ \t]*:[^=\n]*=[ \t]*(?:field\(\s*default\s*=\s*)?(True|False|None)\b", re.MULTILINE)

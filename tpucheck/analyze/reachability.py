@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from tpucheck.analyze.imports import Build, Import, ImportFacts, import_facts, scan_imports
-from tpucheck.findings import Reason
+from tpucheck.findings import JitBuild, Reason
 from tpucheck.ruleset.judgement import Judgement
 
 __all__ = ["Import", "ImportFacts", "Reachability", "reachability", "reachability_of", "scan_imports"]
@@ -232,7 +232,10 @@ def reachability_of(
         evidence[name] = Reason("fallback.optional-module", f"the extension `{name}` is only imported inside a try, a function or TYPE_CHECKING")
     native_files = list(native_files)
     twins = _wired_twins(native_files, read_native, judgement)
-    native_optional = set()
+    dispatched, loaders, built_optionally = _device_dispatched(product, native_files, facts, {name: evidence[name] for name in ext_optional}, frozenset(ext_required))
+    for path, reason in (*loaders.items(), *built_optionally.items()):
+        evidence.setdefault(path, reason)
+    native_optional = set(loaders)
     for path in native_files:
         if not path.endswith(_NATIVE) or supporting(path):
             continue
@@ -243,7 +246,15 @@ def reachability_of(
         elif path in twins:
             native_optional.add(path)
             evidence[path] = twins[path]
-    return Reachability(optional_files | frozenset(native_optional), ext_optional, evidence, other_accelerator, built)
+    for path, reason in dispatched.items():
+        # A source a required extension's build lists (`CUDAExtension` in setup.py) stays
+        # on the main path whatever else builds it.
+        if not supporting(path) and path not in native_optional and not _links(path, ext_required, declared):
+            native_optional.add(path)
+            evidence[path] = reason
+    # The names optional JIT builds write judge the build calls' own findings, after the
+    # sources are linked: a short name (`load("fused", ...)`) must not claim other files.
+    return Reachability(optional_files | frozenset(native_optional), ext_optional | frozenset(built_optionally), evidence, other_accelerator, built)
 
 
 def _wired_twins(native_files: list[str], read: Callable[[str], str | None], judgement: Judgement) -> dict[str, Reason]:
@@ -279,6 +290,70 @@ def _wired_twins(native_files: list[str], read: Callable[[str], str | None], jud
                     out[kernel] = Reason("fallback.cpu-twin", f"{candidate} dispatches on the device to `{called}` in {cpu_path}")
                 break
     return out
+
+
+def _device_dispatched(
+    product: list[str],
+    native_files: list[str],
+    facts: Callable[[str], ImportFacts | None],
+    optional_extensions: dict[str, Reason],
+    required_extensions: frozenset[str],
+) -> tuple[dict[str, Reason], dict[str, Reason], dict[str, Reason]]:
+    """Native sources that the product builds only under a device test (`analyze/dispatch.py`)
+    or only into an extension the product imports optionally (`try: from . import ext_cuda /
+    except ImportError: ext_cuda = load(...)`), and the product's JIT loaders that every
+    caller reaches only under a device test; and the names of such optional builds (the
+    build call's own finding is judged by them). A source some other build names plainly,
+    or a loader one caller reaches without the test, keeps its weight."""
+    natives = sorted(native_files)
+    gated: dict[str, Reason] = {}
+    plain: set[str] = set()
+    by_callee: dict[str, list[tuple[str, JitBuild]]] = {}
+    loaders: list[tuple[str, str]] = []
+    built_optionally: dict[str, Reason] = {}
+    for path in product:
+        known = facts(path)
+        if known is None:
+            continue
+        loaders.extend((path, name) for name in known.jit_loaders)
+        folder = path.rpartition("/")[0]
+        for build in known.jit_builds:
+            by_callee.setdefault(build.callee, []).append((path, build))
+            if build.guard:
+                why = Reason("fallback.device-dispatch", f"{path}:{build.line} builds it only under {build.guard}; other devices run the code after it")
+            elif build.target in optional_extensions:
+                why = optional_extensions[build.target]
+            elif build.opt_in and build.target not in required_extensions:
+                why = Reason("fallback.opt-in-build", f"{path}:{build.line} builds it only under {build.opt_in}, off unless the environment sets it")
+            else:
+                why = None
+            if why is not None and build.name and not build.guard:
+                built_optionally.setdefault(build.name, why)
+            for source in build.sources:
+                for candidate in _sources_named(source, folder, natives):
+                    if why is None:
+                        plain.add(candidate)
+                    else:
+                        gated.setdefault(candidate, why)
+    dispatched = {path: reason for path, reason in gated.items() if path not in plain}
+    optional_loaders: dict[str, Reason] = {}
+    for path, name in loaders:
+        callers = by_callee.get(name, [])
+        if callers and all(build.guard for _, build in callers):
+            first, build = callers[0]
+            optional_loaders.setdefault(path, Reason("fallback.device-dispatch", f"`{name}` compiles only what its callers pass; all {len(callers)} build under a device test (first: {first}:{build.line}, {build.guard})"))
+    return dispatched, optional_loaders, {name: why for name, why in built_optionally.items() if name not in required_extensions}
+
+
+def _sources_named(source: str, folder: str, natives: list[str]) -> list[str]:
+    """The project's native files a build's source names: beside the build file, from the
+    project's top, or (a name joined from folder parts, `join(here, "src", "op.cu")`) the
+    files of that name under the build file's folder."""
+    exact = sorted({posixpath.normpath(posixpath.join(folder, source)), posixpath.normpath(source)}.intersection(natives))
+    if exact or "/" in source:
+        return exact
+    prefix = f"{folder}/" if folder else ""
+    return [p for p in natives if p.startswith(prefix) and p.rpartition("/")[2] == source]
 
 
 def _op_stem(path: str) -> str:

@@ -202,9 +202,9 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         if "branch_why" in other:
             rationale["alternative.other-accelerator-branch"] = other["branch_why"]
     kernels = raw.get("kernels", {})
-    for key in ("twin_why", "copy_why", "reference_why"):
+    for key, code in (("twin_why", "cpu-twin"), ("dispatch_why", "device-dispatch"), ("opt_in_why", "opt-in-build"), ("copy_why", "copy"), ("reference_why", "reference")):
         if key in kernels:
-            rationale[f"fallback.{key.removesuffix('_why').replace('twin', 'cpu-twin')}"] = kernels[key]
+            rationale[f"fallback.{code}"] = kernels[key]
     versions = raw.get("versions", {})
     if versions:
         rationale["version.older"] = versions["why"]

@@ -1,0 +1,247 @@
+"""Which CUDA sources a module compiles only when the tensor is on a CUDA device.
+
+Why: NVlabs' StyleGAN plugins (and the many repositories that copy their `torch_utils/ops`)
+compile their kernels at run time in a small function that the op calls only as the last
+test of `if impl == 'cuda' and x.device.type == 'cuda' and _init():`, and run a PyTorch
+reference after it. On a TPU host the device test is false, the build never starts and the
+reference does the work: the kernels keep a fallback the host takes by itself, as a C++
+dispatcher's CPU twin does (`reachability._wired_twins`). A generic JIT loader
+(`get_plugin(sources=...)`) builds only what its callers pass, so it is as optional as
+they all are.
+
+The facts are a pure function of the text, cached with the file's entry like its imports.
+`ast`, not libcst: only the shape of a few calls and conditions is needed, and only in the
+rare files that name a CUDA source or a `cpp_extension` loader.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tpucheck.findings import JitBuild
+
+__all__ = ["jit_facts"]
+
+_NATIVE = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp")
+_KERNEL = (".cu", ".cuh")
+_LOADERS = frozenset({"load", "load_inline"})
+"""`torch.utils.cpp_extension`'s JIT builders."""
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def jit_facts(text: str) -> tuple[tuple[JitBuild, ...], tuple[str, ...]]:
+    """The JIT builds a module writes (each with the device test every call of its building
+    function sits under, or "" when one call does not), and its loaders: module-level
+    functions that hand `cpp_extension.load` sources they did not write themselves."""
+    if ".cu" not in text and "cpp_extension" not in text:
+        return (), ()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # CPython's parser gives up on deep nesting
+        return (), ()
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    functions = {node.name: node for node in tree.body if isinstance(node, _FUNCTIONS)}
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    builds = []
+    naming = [call for call in calls if any(s.endswith(_KERNEL) for arg in _arguments(call) for s in _sources(arg))]
+    for call in naming:
+        if any(_within(call, other, parents) for other in naming if other is not call):
+            continue  # `join(here, "src", "op.cu")` inside `load(...)`: the outer call builds
+        sources = sorted({s for arg in _arguments(call) for s in _sources(arg)})
+        owner = _enclosing_function(call, parents)
+        guard = ""
+        if owner is not None and owner is functions.get(owner.name):
+            guard = _gate(owner.name, calls, parents, text)
+        bound = parents.get(call)
+        target = ""
+        if isinstance(bound, ast.Assign) and len(bound.targets) == 1 and isinstance(bound.targets[0], ast.Name):
+            target = bound.targets[0].id
+        opt_in = _opt_in(call, parents, _environment_names(tree), text)
+        builds.append(JitBuild(_last_name(call.func), tuple(sources), guard, call.lineno, target, _written_name(call), opt_in))
+    loaders = tuple(name for name, fn in sorted(functions.items()) if _is_loader(fn))
+    return tuple(builds), loaders
+
+
+def _environment_names(tree: ast.Module) -> dict[str, str | None]:
+    """Names bound to an environment read (`JIT = os.getenv("OPS_JIT")`), with its default."""
+    found: dict[str, str | None] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            read = _environment_read(node.value)
+            if read is not None:
+                found[node.targets[0].id] = read[0]
+    return found
+
+
+def _environment_read(node: ast.expr) -> tuple[str | None] | None:
+    """`os.getenv("X")`, `os.environ.get("X", "0")`: (its default,), or None for anything else."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return None
+    func = node.func
+    reads = func.attr == "getenv" or (func.attr == "get" and isinstance(func.value, ast.Attribute) and func.value.attr == "environ")
+    if not reads or not node.args:
+        return None
+    default = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "default"), None)
+    if default is None:
+        return (None,)
+    return (default.value,) if isinstance(default, ast.Constant) and isinstance(default.value, str) else None
+
+
+def _opt_in(call: ast.Call, parents: dict[ast.AST, ast.AST], environment: dict[str, str | None], text: str) -> str:
+    """The `if` around the build whose test holds only when the user sets an environment
+    variable (its default is not the value the test asks for), as evidence, or ""."""
+    child: ast.AST = call
+    while child in parents:
+        node = parents[child]
+        if isinstance(node, ast.If) and child in node.body:
+            conjuncts = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) else [node.test]
+            for conjunct in conjuncts:
+                if _off_by_default(conjunct, environment):
+                    return f"`{ast.get_source_segment(text, conjunct) or ast.unparse(conjunct)}` (line {node.lineno})"
+        child = node
+    return ""
+
+
+def _off_by_default(test: ast.expr, environment: dict[str, str | None]) -> bool:
+    """`os.getenv("X") == "1"`, `FLAG == "True"` with `FLAG = os.getenv("FLAG")`,
+    `os.environ.get("X", "0") in ("1", "true")`, `os.getenv("X")`: false while X is unset."""
+    def default_of(node: ast.expr) -> tuple[str | None] | None:
+        if isinstance(node, ast.Name) and node.id in environment:
+            return (environment[node.id],)
+        return _environment_read(node)
+
+    read = default_of(test)
+    if read is not None:
+        return read[0] in (None, "", "0")  # a bare test of the variable: unset is false
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq | ast.In)):
+        return False
+    read = default_of(test.left)
+    wanted = test.comparators[0]
+    values = [wanted] if isinstance(wanted, ast.Constant) else list(wanted.elts) if isinstance(wanted, ast.Tuple | ast.List | ast.Set) else []
+    if read is None or not values or not all(isinstance(v, ast.Constant) for v in values):
+        return False
+    return read[0] not in [v.value for v in values if isinstance(v, ast.Constant)]
+
+
+def _written_name(call: ast.Call) -> str:
+    """The extension's name as the build writes it: `name=` or the first argument."""
+    value = next((k.value for k in call.keywords if k.arg in ("name", "module_name")), call.args[0] if call.args else None)
+    return value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else ""
+
+
+def _arguments(call: ast.Call) -> Iterator[ast.expr]:
+    yield from call.args
+    yield from (k.value for k in call.keywords)
+
+
+def _sources(node: ast.AST) -> Iterator[str]:
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Constant) and isinstance(inner.value, str) and inner.value.endswith(_NATIVE):
+            yield inner.value
+
+
+def _last_name(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _enclosing_function(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, _FUNCTIONS):
+            return node
+    return None
+
+
+def _is_loader(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A function that calls `load`/`load_inline` and writes no CUDA source of its own: it
+    compiles what it is given."""
+    if any(True for _ in _sources(fn)):
+        return False
+    return any(isinstance(n, ast.Call) and _last_name(n.func) in _LOADERS for n in ast.walk(fn))
+
+
+def _gate(name: str, calls: list[ast.Call], parents: dict[ast.AST, ast.AST], text: str) -> str:
+    """The device test that every call of `name` in the module sits under, as evidence, or
+    "" when one call does not (or nothing calls it)."""
+    evidence = ""
+    for call in calls:
+        if not (isinstance(call.func, ast.Name) and call.func.id == name):
+            continue
+        found = _gated(call, parents)
+        if found is None:
+            return ""
+        test, line = found
+        evidence = evidence or f"`{ast.get_source_segment(text, test) or ast.unparse(test)}` (line {line})"
+    return evidence
+
+
+def _gated(call: ast.Call, parents: dict[ast.AST, ast.AST]) -> tuple[ast.expr, int] | None:
+    """The device test that guards this call, when an `if` around it tests the device and
+    leaves another way on (an `else`, or a return with code after the `if`)."""
+    child: ast.AST = call
+    while child in parents:
+        node = parents[child]
+        if isinstance(node, (*_FUNCTIONS, ast.Lambda, ast.ClassDef, ast.Module)):
+            return None
+        if isinstance(node, ast.If):
+            test = _device_test(node.test, _within(call, node.test, parents), call, parents)
+            if test is not None and _has_other_way(node, parents):
+                return test, node.lineno
+        child = node
+    return None
+
+
+def _within(node: ast.AST, root: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    while node in parents:
+        if node is root:
+            return True
+        node = parents[node]
+    return node is root
+
+
+def _device_test(test: ast.expr, in_test: bool, call: ast.Call, parents: dict[ast.AST, ast.AST]) -> ast.expr | None:
+    """The conjunct of the `if`'s test that asks for a CUDA device. A call inside the test
+    must come after it in the `and` chain (short-circuit: it runs only once the device test
+    passed); a call in the body needs the test anywhere in the chain."""
+    conjuncts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for index, conjunct in enumerate(conjuncts):
+        if not _asks_cuda(conjunct):
+            continue
+        if not in_test:
+            return conjunct
+        if any(_within(call, later, parents) for later in conjuncts[index + 1 :]):
+            return conjunct
+    return None
+
+
+def _asks_cuda(node: ast.expr) -> bool:
+    """`x.device.type == "cuda"`, `x.is_cuda`, `torch.cuda.is_available()`."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "is_cuda"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        owner = node.func.value
+        return node.func.attr == "is_available" and isinstance(owner, ast.Attribute) and owner.attr == "cuda"
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
+        sides = (node.left, node.comparators[0])
+        names_cuda = any(isinstance(s, ast.Constant) and s.value == "cuda" for s in sides)
+        is_device_type = any(isinstance(s, ast.Attribute) and s.attr == "type" and isinstance(s.value, ast.Attribute) and s.value.attr == "device" for s in sides)
+        return names_cuda and is_device_type
+    return False
+
+
+def _has_other_way(node: ast.If, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Another path for other devices: an `else`, or a body that returns with statements
+    after the `if` in its block."""
+    if node.orelse:
+        return True
+    if not isinstance(node.body[-1], ast.Return | ast.Raise):
+        return False
+    block = parents.get(node)
+    for field in ("body", "orelse", "finalbody"):
+        statements = getattr(block, field, None)
+        if isinstance(statements, list) and node in statements:
+            return statements.index(node) < len(statements) - 1
+    return False
