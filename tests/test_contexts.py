@@ -241,6 +241,13 @@ def train(model, loader, log_every):
 def stats(a: np.ndarray):
     for i in range(3):
         a.tolist()
+
+def window_median(values, x):
+    for i in range(3):
+        d = torch.tensor(list(values))
+        d.median().item()           # a CPU tensor's reduction stays on the CPU
+        (d > 0).any().item()
+        (x * 2).median().item()     # x is the caller's: maybe on the device
 """
 
 
@@ -250,6 +257,7 @@ def test_host_data_drops_method_rules_and_periodic_branches_are_not_hot(tmp_path
         ("HS001", 17, 24, "info", False, "library"),
         ("HS001", 18, 20, "major", False, "library"),  # true positive: every step
         ("HS001", 20, 14, "major", False, "library"),  # `host` rebound to a device value
+        ("HS001", 31, 26, "major", False, "library"),  # a reduction keeps the device it had
         ("HS010", 10, 30, "major", False, "library"),  # the copy itself is still a sync
     ]
 
