@@ -17,6 +17,7 @@ rare files that name a CUDA source or a `cpp_extension` loader.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from tpucheck.findings import JitBuild
@@ -28,13 +29,15 @@ _KERNEL = (".cu", ".cuh")
 _LOADERS = frozenset({"load", "load_inline"})
 """`torch.utils.cpp_extension`'s JIT builders."""
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_NAMES_SOURCE = re.compile(r"""\.cuh?["']""")
+"""The screen: a string ending in `.cu`/`.cuh` (not `.cuda()`, which nearly every file has)."""
 
 
 def jit_facts(text: str) -> tuple[tuple[JitBuild, ...], tuple[str, ...]]:
     """The JIT builds a module writes (each with the device test every call of its building
     function sits under, or "" when one call does not), and its loaders: module-level
     functions that hand `cpp_extension.load` sources they did not write themselves."""
-    if ".cu" not in text and "cpp_extension" not in text:
+    if "cpp_extension" not in text and _NAMES_SOURCE.search(text) is None:
         return (), ()
     try:
         tree = ast.parse(text)
