@@ -471,7 +471,7 @@ def test_tree_facts_round_trip_through_json() -> None:
     from tpucheck.findings import Reason
 
     facts = TreeFacts(
-        Reachability(frozenset({"a.py"}), frozenset({"ext_cuda"}), {"a.py": Reason("fallback.optional-module", "why", 3, None)}, {"m.py": Reason("alternative.other-accelerator", "x")}, {"ext_cuda": "setup.py"}),
+        Reachability(frozenset({"a.py"}), frozenset({"ext_cuda"}), {"a.py": Reason("fallback.optional-module", "why", 3, None)}, {"m.py": Reason("alternative.other-accelerator", "x")}, {"ext_cuda": "setup.py"}, {"trt.py": Reason("set-aside.cuda-engine", "y")}),
         frozenset({"cli.py"}),
         {"v1/a.py": Reason("version.older", "v2 beside it")},
         {"a.py": frozenset({"training", "inference"})},

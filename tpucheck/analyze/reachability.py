@@ -54,6 +54,9 @@ class Reachability:
     """Path -> the import that ties it to another accelerator."""
     built: dict[str, str] = field(default_factory=dict)
     """Extension (last name component) -> the file whose build compiles it: the project's own."""
+    engines: dict[str, Reason] = field(default_factory=dict)
+    """Path -> the top-level import of a CUDA-only inference engine that makes the module
+    that engine's integration (rules/judgement.yaml `cuda_engines`)."""
 
     def optional(self, path: str) -> bool:
         return path in self.optional_files
@@ -174,6 +177,7 @@ def reachability_of(
     frameworks = judgement.frameworks
     elsewhere = frozenset(judgement.other_accelerator_modules)
     other_accelerator: dict[str, Reason] = {}
+    engines: dict[str, Reason] = {}
     for dotted, path in graph.modules.items():
         known = facts(path)
         if known is None:
@@ -185,6 +189,8 @@ def reachability_of(
             if imp.top and not imp.level and imp.module.partition(".")[0] in elsewhere and path not in other_accelerator:
                 other_accelerator[path] = Reason("alternative.other-accelerator", f"`import {imp.module}` at the top of {path}")
             targets = graph.resolve(dotted, imp)
+            if imp.top and not imp.level and not targets and path not in engines and _engine(imp.module, judgement.cuda_engines):
+                engines[path] = Reason("set-aside.cuda-engine", f"`{imp.module}` imported at the top of {path}: the module drives a CUDA-only engine and is replaced with it")
             _note_extension(external, imp, targets, dotted, imp.conditional, frameworks)
             if not targets:
                 continue
@@ -254,7 +260,11 @@ def reachability_of(
             evidence[path] = reason
     # The names optional JIT builds write judge the build calls' own findings, after the
     # sources are linked: a short name (`load("fused", ...)`) must not claim other files.
-    return Reachability(optional_files | frozenset(native_optional), ext_optional | frozenset(built_optionally), evidence, other_accelerator, built)
+    return Reachability(optional_files | frozenset(native_optional), ext_optional | frozenset(built_optionally), evidence, other_accelerator, built, engines)
+
+
+def _engine(module: str, engines: tuple[str, ...]) -> bool:
+    return any(module == e or module.startswith(e + ".") for e in engines)
 
 
 def _wired_twins(native_files: list[str], read: Callable[[str], str | None], judgement: Judgement) -> dict[str, Reason]:

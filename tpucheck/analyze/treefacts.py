@@ -54,6 +54,7 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
             "optional_extensions": sorted(reach.optional_extensions),
             "evidence": _reasons(reach.evidence),
             "other_accelerator": _reasons(reach.other_accelerator),
+            "engines": _reasons(reach.engines),
             "built": [[name, path] for name, path in sorted(reach.built.items())],
         },
         "entry_points": sorted(tree.entry_points),
@@ -70,8 +71,8 @@ def tree_from_json(data: Any) -> TreeFacts:
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
-        if type(raw) is not dict or set(raw) != {"optional_files", "optional_extensions", "evidence", "other_accelerator", "built"}:
-            raise TypeError("reach must be an object with exactly its five fields")
+        if type(raw) is not dict or set(raw) != {"optional_files", "optional_extensions", "evidence", "other_accelerator", "built", "engines"}:
+            raise TypeError("reach must be an object with exactly its six fields")
         built = {}
         for item in expect_list(raw["built"]):
             name, path = expect_list(item, length=2)
@@ -82,6 +83,7 @@ def tree_from_json(data: Any) -> TreeFacts:
             _reasons_from(raw["evidence"]),
             _reasons_from(raw["other_accelerator"]),
             built,
+            _reasons_from(raw["engines"]),
         )
     workloads = {}
     for item in expect_list(data["workloads"]):

@@ -96,6 +96,7 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
     if experimental is not None:
         file_role, role_reason = EXPERIMENTAL, experimental
     elsewhere = reach.other_accelerator.get(result.path) if reach is not None else None
+    engine = reach.engines.get(result.path) if reach is not None else None
     older = placement.older_version(result.path)
     optional_file = reach is not None and reach.optional(result.path)
     matches = sorted(
@@ -146,6 +147,8 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
             aside = other
         elif older is not None:
             aside = older
+        elif engine is not None and rule.inventory not in ("kernel", "package") and rule.category != "dependency":
+            aside = engine  # the engine's own finding prices the module's replacement
         elif severity == "info" and place_role == "test":
             aside = Reason("set-aside.test-performance", "a performance note about a test")
         finding = Finding(

@@ -162,6 +162,7 @@ SET_ASIDE_LABELS = {
     "version.older": "older versions",
     "set-aside.test-performance": "tests' own speed",
     "set-aside.same-edit": "one edit with another finding",
+    "set-aside.cuda-engine": "part of a CUDA-only engine's module",
 }
 
 

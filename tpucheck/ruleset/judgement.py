@@ -129,6 +129,9 @@ class Judgement:
     """Globs of calls and attributes whose truth says another accelerator is the device."""
     other_devices: frozenset[str] = frozenset()
     """Device type strings of other accelerators (`"mps"`, `"xpu"`)."""
+    cuda_engines: tuple[str, ...] = ()
+    """Modules of CUDA-only inference engines: a module importing one at its top is that
+    engine's integration, replaced whole with it."""
     cpu_twin: re.Pattern[str] | None = None
     device_dispatch: re.Pattern[str] | None = None
     frameworks: frozenset[str] = frozenset()
@@ -201,6 +204,9 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         rationale["alternative.other-accelerator"] = other["why"]
         if "branch_why" in other:
             rationale["alternative.other-accelerator-branch"] = other["branch_why"]
+    engines = raw.get("cuda_engines", {})
+    if engines:
+        rationale["set-aside.cuda-engine"] = engines["why"]
     kernels = raw.get("kernels", {})
     for key, code in (("twin_why", "cpu-twin"), ("dispatch_why", "device-dispatch"), ("opt_in_why", "opt-in-build"), ("copy_why", "copy"), ("reference_why", "reference")):
         if key in kernels:
@@ -250,6 +256,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         other_accelerator_modules=tuple(other.get("modules", ())),
         other_accelerator_apis=tuple(other.get("apis", ())),
         other_accelerator_tests=tuple(other.get("tests", ())),
+        cuda_engines=tuple(engines.get("modules", ())),
         other_devices=frozenset(other.get("devices", ())),
         cpu_twin=regex(kernels.get("cpu_twin"), "kernels", "cpu_twin"),
         device_dispatch=regex(kernels.get("device_dispatch"), "kernels", "device_dispatch"),
