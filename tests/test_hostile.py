@@ -491,3 +491,32 @@ def test_a_worker_that_dies_costs_only_the_file_that_killed_it(tmp_path: Path, m
     assert [(e.path, e.kind) for e in result.errors] == [("pkg/boom.py", "crash")]
     assert result.coverage.files_found == 61 and result.coverage.files_analyzed == 60
     assert sorted({f.path for f in result.findings}) == sorted(p for p in files if p != "pkg/boom.py")
+
+
+def test_a_pool_that_breaks_while_tasks_are_still_submitted_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ruleset: Ruleset) -> None:
+    """A worker can die before the last batch is submitted: `submit` itself then raises.
+    The batches not yet submitted are rerun like those lost in flight."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from tpucheck import engine
+
+    files = {f"pkg/m{i:02}.py": f"import torch\nx{i} = torch.zeros(1).cuda()\n" for i in range(40)}
+    root = tmp_path / "repo"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    broken = {"left": 1}
+
+    class Breaking(engine.ProcessPoolExecutor):
+        def submit(self, *args: Any, **kwargs: Any) -> Any:
+            if broken["left"] and len(getattr(self, "_pending_work_items", {})) >= 1:
+                broken["left"] -= 1
+                raise BrokenProcessPool("a worker died")
+            return super().submit(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "ProcessPoolExecutor", Breaking)
+    monkeypatch.setattr(engine, "INLINE_BELOW", 0)
+    result = scan(str(root), ruleset, ScanOptions(jobs=2, use_cache=False))
+    assert broken["left"] == 0  # the break happened
+    assert result.errors == [] and result.coverage.files_analyzed == 40
+    assert sorted({f.path for f in result.findings}) == sorted(files)

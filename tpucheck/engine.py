@@ -15,7 +15,7 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
 from tpucheck.analyze import AnalysisContext, analyze_text, build_context
@@ -231,7 +231,13 @@ def _run_pool(
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context(), initializer=_init_worker, initargs=(context, cache, budget))
     lost: dict[int, list[SourceFile]] = {}
     with pool:
-        futures = {pool.submit(_analyze_batch, batch): number for number, batch in enumerate(batches)}
+        futures: dict[Future[tuple[list[FileResult], CacheStats | None]], int] = {}
+        for number, batch in enumerate(batches):
+            try:
+                futures[pool.submit(_analyze_batch, batch)] = number
+            except BrokenProcessPool:  # a worker died while the rest were still being submitted
+                lost.update((later, batches[later]) for later in range(number, len(batches)))
+                break
         for future in as_completed(futures):
             try:
                 collect(*future.result())
