@@ -69,9 +69,11 @@ def test_cute_dsl_kernels_are_inventoried_with_their_language(tmp_path: Path) ->
     assert [(p.name, p.occurrences) for p in result.inventory.packages] == [("cutlass-dsl", 3)]
 
 
-def test_a_cute_attention_package_on_the_main_path_is_grade_d(tmp_path: Path) -> None:
+def test_a_cute_attention_package_on_the_main_path_is_a_kernel_library(tmp_path: Path) -> None:
     """A forward and a backward CuTe kernel module, as an attention library lays them out:
-    kernels to replace, with a known alternative (splash attention), so grade D."""
+    kernels to replace, at D's cap; and since the kernels are nearly all its work, in every
+    file that needs any, its core is custom CUDA: grade F (as blind engineers grade
+    FlashMLA)."""
     backward = CUTE_KERNEL.replace("RowScale", "RowScaleBackward").replace("* 2", "* 0.5")
     result = scan_tree(
         tmp_path,
@@ -82,7 +84,8 @@ def test_a_cute_attention_package_on_the_main_path_is_grade_d(tmp_path: Path) ->
             "requirements.txt": "nvidia-cutlass-dsl==4.2.0\n",
         },
     )
-    assert result.score.grade == "D", result.score
+    assert (result.score.score, result.score.grade) == (59.9, "F"), result.score
+    assert result.score.grade_meaning.startswith("the core is custom CUDA with no fallback: kernels with no fallback are"), result.score
 
 
 def test_one_cute_kernel_file_is_no_longer_grade_a(tmp_path: Path) -> None:

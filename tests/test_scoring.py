@@ -240,7 +240,9 @@ def test_a_blocker_on_the_main_path_caps_the_grade() -> None:
     one = judged([replace(finding("SYNC", "blocker"), category="unsupported-op")])
     assert JUDGEMENT.scoring.blocker_cap == 100.0
     assert one.score == score_of(one.cost) < 100.0 and one.grade == "A"
-    kernel = judged([replace(finding("CUDAK", "blocker"), category="custom-kernel")])
+    # (a model with one custom op and other files to edit: a lone kernel is a kernel library, F)
+    edits = [finding("DEV", "major", path=f"lib/m{n}.py") for n in range(3)]
+    kernel = judged([replace(finding("CUDAK", "blocker", path="csrc/op.cu"), category="custom-kernel"), *edits])
     assert kernel.score == JUDGEMENT.scoring.kernel_cap and kernel.grade == "D"
     # a fallback-kept or supporting blocker caps nothing (it is no blocker there anyway)
     assert judged([replace(finding("CUDAK", "major", guarded=True), category="custom-kernel")]).grade == "A"
@@ -282,3 +284,41 @@ def test_a_rule_naming_several_packages_prices_each_package_once() -> None:
     hours = lambda found: sorted((s.low, s.high) for s in model.shares(found) if s.low)  # noqa: E731
     assert hours(one) == [(20.0, 60.0)]
     assert hours(two) == [(20.0, 60.0), (20.0, 60.0)]
+
+
+def test_a_kernel_library_is_graded_f_whatever_its_hours() -> None:
+    # Grade F says "the core is custom CUDA with no fallback": kernels with no fallback
+    # are most of the porting hours and at least half of the files that need work. Blind
+    # engineers grade a small kernel library F even at 20-60 hours.
+    library = [finding("CUDAK", "blocker", path=f"csrc/k{n}.cu") for n in range(2)] + [finding("DEV", "major", path="ops/wrap.py")]
+    judged_library = judged(library)
+    assert (judged_library.score, judged_library.grade) == (JUDGEMENT.scoring.kernel_cap, "F")
+    assert judged_library.grade_meaning == (
+        "the core is custom CUDA with no fallback: kernels with no fallback are 99% of the porting hours, in 2 of the 3 product files that need work"
+    )
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        # a model with one custom op: most files that need work are not kernels
+        [finding("DEV", "major", path=f"model/m{n}.py") for n in range(3)],
+        # kernels in most files, but most hours elsewhere (a CUDA-only package to replace)
+        [replace(finding("LIBS", "blocker", path="train.py"), category="dependency")],
+        # the kernels keep a fallback: no core of custom CUDA
+        "guarded",
+    ],
+    ids=["one-op-model", "hours-elsewhere", "fallback"],
+)
+def test_kernels_that_are_not_the_core_stay_d(extra: object) -> None:
+    kernels = [finding("CUDAK", "blocker", path=f"csrc/k{n}.cu") for n in range(2)]
+    if extra == "guarded":
+        findings = [replace(k, guarded=True, severity="major") for k in kernels] + [finding("PKG", "blocker", path="lib/p.py")]
+    else:
+        assert isinstance(extra, list)
+        findings = kernels + extra
+    result = judged(findings)
+    work = {f.path for f in findings if not f.guarded}
+    assert extra == "guarded" or len([f for f in findings if f.inventory == "kernel"]) / len(work) >= 0.5 or extra[0].rule == "DEV"
+    assert result.grade == "D" and result.score <= JUDGEMENT.scoring.kernel_cap
+    assert not result.grade_meaning.startswith("the core")

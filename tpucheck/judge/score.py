@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from tpucheck.findings import Finding
 from tpucheck.judge.place import OWN_EXTENSION
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES
-from tpucheck.ruleset.judgement import Judgement
+from tpucheck.ruleset.judgement import Judgement, Scoring
 from tpucheck.ruleset.model import Rule
 
 PHASES = ("run", "mechanical", "validation", "fallback", "supporting", "optional", "performance")
@@ -401,10 +401,15 @@ def compute_score(findings: list[Finding], rules: dict[str, Rule], judgement: Ju
     optional = [s for s in split if s.finding is not None and s.finding.role == EXPERIMENTAL]
     performance = [s for s in split if s.finding is not None and s.finding.severity == "info"]
     grade = model.grade_of(score)
+    meaning = scoring.grade_meaning.get(grade, "")
+    core = _kernel_core(product, findings, scoring) if score <= scoring.kernel_cap and grade != "F" else None
+    if core is not None:
+        grade = "F"
+        meaning = f"{scoring.grade_meaning.get(grade, '')}: {core}"
     return Score(
         score=score,
         grade=grade,
-        grade_meaning=scoring.grade_meaning.get(grade, ""),
+        grade_meaning=meaning,
         training=by_workload["training"],
         inference=by_workload["inference"],
         effort=model.effort(product),
@@ -415,6 +420,21 @@ def compute_score(findings: list[Finding], rules: dict[str, Rule], judgement: Ju
         contributors=_contributors(split, rules, cost),
         plan=_plan(split, model, cost),
     )
+
+
+def _kernel_core(product: list[Share], findings: list[Finding], scoring: Scoring) -> str | None:
+    """Why a kernel-capped product is a kernel library (grade F: its core is custom CUDA),
+    or None: kernels with no fallback are most of its porting hours and at least half of
+    its files that need work (rules/judgement.yaml `score.core`). Grades only: the score,
+    and with it the proof of monotonicity, is untouched."""
+    porting = [s for s in product if s.finding is not None and s.finding.severity != "info"]
+    hours = math.fsum((s.low + s.high) / 2 for s in porting)
+    kernel = math.fsum((s.low + s.high) / 2 for s in porting if s.finding is not None and s.finding.inventory == "kernel" and not s.finding.guarded)
+    work = {f.path for f in findings if is_product(f) and f.severity != "info" and not f.guarded}
+    kernels = {f.path for f in findings if is_product(f) and f.severity != "info" and not f.guarded and f.inventory == "kernel"}
+    if not hours or not work or kernel / hours < scoring.core_hours_share or len(kernels) / len(work) < scoring.core_files_share:
+        return None
+    return f"kernels with no fallback are {kernel / hours:.0%} of the porting hours, in {len(kernels)} of the {len(work)} product files that need work"
 
 
 def _contributors(split: list[Share], rules: dict[str, Rule], total: float, limit: int = 5) -> tuple[Contributor, ...]:

@@ -111,6 +111,11 @@ class Scoring:
     guarded_cap: str = "major"
     own_extension_bindings: frozenset[str] = frozenset()
     """Rules whose finding, on a library the project builds itself, is priced with its kernels."""
+    core_hours_share: float = 1.1
+    """A kernel-capped product is graded F (its core is custom CUDA) when kernels with no
+    fallback are at least this share of its porting hours ... (above 1: never)"""
+    core_files_share: float = 1.1
+    """... and at least this share of its files that need work."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +244,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             validation={workload: _range(hours) for workload, hours in score_raw["validation"]["hours"].items()},
             validation_weight=float(score_raw["validation"]["weight"]),
             validation_share=float(score_raw["validation"].get("share", 0.0)),
+            core_hours_share=float(score_raw.get("core", {}).get("kernel_hours_share", 1.1)),
+            core_files_share=float(score_raw.get("core", {}).get("kernel_files_share", 1.1)),
             stack_file_hours=_range(score_raw["stack_file_hours"]),
             kernel_info_guards=frozenset(score_raw["kernel_fallback"]["info"]),
             kernel_fallback=score_raw["kernel_fallback"]["otherwise"],
@@ -248,6 +255,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         )
         for key, entry in score_raw.get("rules", {}).items():
             rationale[key] = entry
+        if "core" in score_raw:
+            rationale["grade.core"] = score_raw["core"]["why"]
     return Judgement(
         roles=tuple(roles),
         optional_paths=optional_paths,
