@@ -22,10 +22,11 @@ from tpucheck.analyze import AnalysisContext, analyze_text, build_context
 from tpucheck.analyze.budget import BudgetExceeded, time_limit
 from tpucheck.analyze.cache import CacheStats, ResultCache
 from tpucheck.analyze.imports import facts_of_bytes, import_facts
-from tpucheck.analyze.reachability import reachability_of
+from tpucheck.analyze.reachability import module_name, reachability_of
 from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
 from tpucheck.config.settings import ScanOptions, Settings, default_jobs
 from tpucheck.discover.sourcetext import SourceTextError, decode
+from tpucheck.discover.submodules import gitmodules_text, parse_submodules
 from tpucheck.discover.walk import (
     Discovery,
     SourceFile,
@@ -333,7 +334,8 @@ def _tree_facts(
 ) -> TreeFacts:
     """The whole tree's facts, from the cache when every file's bytes are known and
     unchanged since they were computed (a rescan), else computed and kept there."""
-    key = cache.tree_key((f.path, f.kinds) for f in found.files) if cache is not None and found is not None else None
+    gitmodules = gitmodules_text(root) if os.path.isdir(root) else ""
+    key = cache.tree_key(((f.path, f.kinds) for f in found.files), gitmodules) if cache is not None and found is not None else None
     if key is not None and cache is not None:
         kept = cache.load_tree(key)
         if kept is not None:
@@ -341,14 +343,14 @@ def _tree_facts(
                 return tree_from_json(kept)
             except (TypeError, ValueError):
                 pass
-    tree = _compute_tree_facts(root, found, results, options, cache, judgement)
+    tree = _compute_tree_facts(root, found, results, options, cache, judgement, gitmodules)
     if key is not None and cache is not None:
         cache.store_tree(key, tree_to_json(tree))
     return tree
 
 
 def _compute_tree_facts(
-    root: str, found: Discovery | None, results: Sequence[FileResult], options: Settings, cache: ResultCache | None, judgement: Judgement
+    root: str, found: Discovery | None, results: Sequence[FileResult], options: Settings, cache: ResultCache | None, judgement: Judgement, gitmodules: str = ""
 ) -> TreeFacts:
     """What the whole tree says, whatever part of it this run analyzes (a shard, or the
     files pre-commit names), so every run judges a file as a full scan does.
@@ -394,7 +396,32 @@ def _compute_tree_facts(
     roles = Roles(judgement, entry_points)
     reach = reachability_of(python, native, facts, roles.supporting, judgement, read)
     workloads = {path: frozenset(fact.workloads) for path in python if not roles.supporting(path) and (fact := facts(path)) is not None and fact.workloads}
-    return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads, _options_off(python, facts))
+    apart = _submodules_apart(parse_submodules(gitmodules), python, facts)
+    return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads, _options_off(python, facts), apart)
+
+
+def _submodules_apart(submodules: dict[str, str], python: Sequence[str], facts: Callable[[str], ImportFacts | None]) -> dict[str, tuple[str, bool]]:
+    """The submodules to price apart (path -> (URL, whether only its native sources are)).
+    A submodule is a dependency kept as source: one the product imports at load (`from
+    models.croco import CroCoNet`, a backbone kept in another repository) runs in the
+    product's process, so its Python is the product's code, and only its native sources
+    (the dependency's own build) are apart; one the product imports only optionally, or
+    only builds against (C++ headers), is apart whole."""
+    apart: dict[str, tuple[str, bool]] = {}
+    for folder, url in submodules.items():
+        inside = [p for p in python if p.startswith(folder + "/")]
+        names: set[str] = set()
+        for path in inside:
+            for dotted in (module_name(path), module_name(path[len(folder) + 1 :])):
+                parts = dotted.split(".")
+                names.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
+        used = any(
+            not imp.conditional and not imp.level and (imp.module in names or imp.module.rpartition(".")[0] in names)
+            for path in python if not path.startswith(folder + "/") and (fact := facts(path)) is not None
+            for imp in fact.imports
+        )  # fmt: skip
+        apart[folder] = (url, used)
+    return apart
 
 
 def _options_off(python: Iterable[str], facts: Callable[[str], ImportFacts | None]) -> dict[str, str]:
@@ -426,7 +453,7 @@ def assemble(
     what the user asked to and scores."""
     tree = tree or TreeFacts()
     rules = ruleset.by_id()
-    placement = Placement(Roles(ruleset.judgement, tree.entry_points), tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off)
+    placement = Placement(Roles(ruleset.judgement, tree.entry_points, tree.submodules), tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off)
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)

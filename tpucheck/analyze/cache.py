@@ -55,7 +55,7 @@ from tpucheck.ruleset.store import code_digest, user_cache_dir
 CACHE_DIRNAME = ".tpucheck_cache"
 """Discovery never walks into a directory of this name (`ALWAYS_SKIPPED_DIRS`)."""
 
-LAYOUT = "v7"
+LAYOUT = "v8"
 """Bump when the entry format changes: old entries then live in a directory nobody reads."""
 
 MAX_ENTRY_BYTES = 32 * 1024 * 1024
@@ -392,11 +392,12 @@ class ResultCache:
             return None
         return entry[field]
 
-    def tree_key(self, files: Iterable[tuple[str, tuple[str, ...]]]) -> str | None:
-        """The key of the whole tree's facts: every file's path, kinds and bytes, in this
-        namespace (tool, rules, options). None when a file's bytes were not read this run
-        (a shard, an unreadable file): the facts are then computed, never served."""
-        parts = [self.namespace, "tree"]
+    def tree_key(self, files: Iterable[tuple[str, tuple[str, ...]]], extra: str = "") -> str | None:
+        """The key of the whole tree's facts: every file's path, kinds and bytes, and `extra`
+        (the text of files that are not scanned but say something of the tree: `.gitmodules`),
+        in this namespace (tool, rules, options). None when a file's bytes were not read
+        this run (a shard, an unreadable file): the facts are then computed, never served."""
+        parts = [self.namespace, "tree", _sha256(extra.encode("utf-8", "surrogateescape"))]
         for path, kinds in sorted(files):
             content = self.content.get(path)
             if content is None:

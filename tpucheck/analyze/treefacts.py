@@ -17,7 +17,7 @@ from typing import Any
 
 from tpucheck.analyze.reachability import Reachability
 from tpucheck.findings import Reason
-from tpucheck.jsontypes import expect_int, expect_list, expect_str
+from tpucheck.jsontypes import expect_bool, expect_int, expect_list, expect_str
 
 __all__ = ["TreeFacts", "tree_from_json", "tree_to_json"]
 
@@ -37,6 +37,10 @@ class TreeFacts:
     options_off: dict[str, str] = field(default_factory=dict)
     """Settings the project declares off by default, and nowhere on (`ImportFacts.options`),
     each with the first file declaring it: code a test of one of them turns on is optional."""
+    submodules: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    """Git submodules priced apart (`discover/submodules.py`): path -> (URL, whether only its
+    native sources are: the product imports its Python at load). The tree's key covers
+    `.gitmodules`."""
 
     def workloads_of(self, paths: Iterable[str]) -> tuple[str, ...]:
         found = set().union(*(self.workloads.get(p, frozenset()) for p in paths))
@@ -61,13 +65,14 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "older": _reasons(tree.older),
         "workloads": [[path, sorted(kinds)] for path, kinds in sorted(tree.workloads.items())],
         "options_off": [[name, path] for name, path in sorted(tree.options_off.items())],
+        "submodules": [[path, url, native_only] for path, (url, native_only) in sorted(tree.submodules.items())],
     }
 
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off"}:
-        raise TypeError("tree facts must be an object with exactly their five fields")
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules"}:
+        raise TypeError("tree facts must be an object with exactly their six fields")
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
@@ -93,7 +98,11 @@ def tree_from_json(data: Any) -> TreeFacts:
     for item in expect_list(data["options_off"]):
         name, path = expect_list(item, length=2)
         options_off[expect_str(name)] = expect_str(path)
-    return TreeFacts(reach, _strings(data["entry_points"]), _reasons_from(data["older"]), workloads, options_off)
+    submodules = {}
+    for item in expect_list(data["submodules"]):
+        path, url, native_only = expect_list(item, length=3)
+        submodules[expect_str(path)] = (expect_str(url), expect_bool(native_only))
+    return TreeFacts(reach, _strings(data["entry_points"]), _reasons_from(data["older"]), workloads, options_off, submodules)
 
 
 def _reasons(reasons: dict[str, Reason]) -> list[list[Any]]:

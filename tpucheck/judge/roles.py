@@ -8,22 +8,26 @@ exposes as a command is product whatever its folder (judge/entrypoints.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 from tpucheck.findings import Reason
 from tpucheck.ruleset.judgement import Judgement, PathRole
 
 SUPPORTING_ROLES = frozenset({"test", "example", "benchmark", "docs"})
+NATIVE_SOURCES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".inl")
 PRODUCT_ROLES = frozenset({"library", "script"})
 
 
 class Roles:
     """A file's role from the judgement's path conventions and the project's entry points."""
 
-    def __init__(self, judgement: Judgement, entry_points: Iterable[str] = ()) -> None:
+    def __init__(self, judgement: Judgement, entry_points: Iterable[str] = (), submodules: Mapping[str, tuple[str, bool]] | None = None) -> None:
         self.judgement = judgement
         self.entry_points = frozenset(entry_points)
+        self.submodules = dict(submodules or {})
+        """Git submodule path -> (URL, whether only its native sources are apart): other
+        repositories pinned inside this one, priced apart (TreeFacts.submodules)."""
         """Paths of modules the project exposes as commands (console_scripts, `__main__.py`)."""
         self._placed: dict[str, tuple[str, Reason | None]] = {}
         """Memo: a scan asks each path's role many times (reachability, placement, scoring)."""
@@ -60,7 +64,15 @@ class Roles:
         return self.role_of(path) in SUPPORTING_ROLES
 
     def optional(self, path: str) -> Reason | None:
-        """Experimental code, priced apart: the evidence, or None."""
+        """Experimental code and third-party submodules, priced apart: the evidence, or None."""
+        for folder, (url, native_only) in self.submodules.items():
+            if not path.startswith(folder + "/"):
+                continue
+            where = f" ({url})" if url else ""
+            if not native_only:
+                return Reason("role.submodule", f"{path} is in the git submodule `{folder}`{where}, which the product does not import at load")
+            if path.endswith(NATIVE_SOURCES):
+                return Reason("role.submodule", f"{path} is a native source of the git submodule `{folder}`{where}: that dependency's own build")
         for pattern in self.judgement.optional_paths:
             found = pattern.search(path)
             if found:

@@ -173,6 +173,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         rationale[entry["id"]] = entry["why"]
     if "entry_points" in raw:
         rationale["role.entry-point"] = raw["entry_points"]["why"]
+    if "submodules" in raw:
+        rationale["role.submodule"] = raw["submodules"]["why"]
     optional = raw.get("optional_paths", {})
     optional_paths = tuple(p for i, text in enumerate(optional.get("paths", [])) if (p := regex(text, "optional_paths", "paths", i)) is not None)
     if optional:
