@@ -166,3 +166,13 @@ def test_deterministic(result: ScanResult) -> None:
     markdown.write(result, second, ReportOptions(colour=False))
     assert first.getvalue() == second.getvalue() == markdown.render(result)
     assert str(result.root) not in first.getvalue()
+
+
+def test_hours_priced_apart_are_named_in_the_headline(tmp_path: Path) -> None:
+    # Experimental code (and submodules) is priced apart like supporting code: the headline
+    # says how much and for what, so the split "where the work is" adds up.
+    files = {"pkg/train.py": "import torch\ntorch.cuda.synchronize()\n", "experimental/fast.py": "import torch\ntorch.cuda.synchronize()\n"}
+    result = scan(str(write_tree(tmp_path / "repo", files)), load_ruleset(), ScanOptions(jobs=1))
+    score = result.score
+    assert score.optional_effort.high > 0 and score.supporting_effort.high == 0
+    assert f" · effort {hours(score.effort)} (+ {hours(score.optional_effort)} experimental code and submodules) · " in lines_of(result)[0]

@@ -55,6 +55,7 @@ from tpucheck import __version__
 from tpucheck.findings import CATEGORIES, SEVERITIES, Finding, severity_rank
 from tpucheck.judge.score import PHASE_TITLES, folder_of
 from tpucheck.report.judgement import (
+    effort_apart,
     hours,
     percent,
     phase_summary,
@@ -123,6 +124,7 @@ def render(result: ScanResult) -> str:
         "target": target_label(result.target),
         "effort": hours(score.effort),
         "supporting_effort": hours(score.supporting_effort),
+        "effort_apart": " + ".join(effort_apart(score)),
         "performance_effort": hours(score.performance_effort),
         "why": why_line(result),
         "findings": [_row(f, links) for f in findings],

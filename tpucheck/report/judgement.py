@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tpucheck.judge.score import PHASES, Effort, PlanItem
+from tpucheck.judge.score import PHASES, Effort, PlanItem, Score
 from tpucheck.result import ScanResult
 
 TARGET_LABELS = {"torchtpu": "TorchTPU", "xla": "PyTorch/XLA"}
@@ -43,26 +43,41 @@ def phase_summary(items: Sequence[PlanItem]) -> str:
     return f"{_count(findings, 'finding')}, {_count(len(items), 'step')}, {hours(effort)}, score {items[-1].score_after:.1f}"
 
 
+def effort_apart(score: Score) -> list[str]:
+    """The hours priced apart from the product's, each with what they are for:
+    `["0.5-1.5 h tests, examples, benchmarks", "23-69 h experimental code and submodules"]`."""
+    parts = []
+    if score.supporting_effort.high:
+        parts.append(f"{hours(score.supporting_effort)} tests, examples, benchmarks")
+    if score.optional_effort.high:
+        parts.append(f"{hours(score.optional_effort)} experimental code and submodules")
+    return parts
+
+
 # --- where the work is ----------------------------------------------------------------
 
-WORK_AREAS = ("kernels", "dependencies", "edits", "supporting")
+WORK_AREAS = ("kernels", "dependencies", "edits", "supporting", "optional")
 WORK_AREA_LABELS = {
     "kernels": "Kernels",
     "dependencies": "Dependencies",
     "edits": "Mechanical edits",
     "supporting": "Supporting code",
+    "optional": "Experimental and submodules",
 }
 _DEPENDENCY_CATEGORIES = frozenset({"dependency", "build"})
 """CUDA-only packages, CUDA wheels, base images and build files: what a team swaps, not edits."""
 
 
 def work_area(item: PlanItem) -> str | None:
-    """Which of the four areas a plan step belongs to; None for performance work, which is
-    not in the effort. Supporting code comes first: a kernel in a test is test work."""
+    """Which area a plan step belongs to; None for performance work, which is not in the
+    effort. Supporting and experimental code come first: a kernel in a test is test work,
+    one in a pinned submodule that repository's."""
     if item.phase == "performance":
         return None
     if item.phase == "supporting":
         return "supporting"
+    if item.phase == "optional":
+        return "optional"  # priced apart, like supporting code: never the product's kernels
     if item.category == "custom-kernel":
         return "kernels"
     if item.category in _DEPENDENCY_CATEGORIES:

@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 from tpucheck.findings import SEVERITIES, Finding, severity_rank
 from tpucheck.judge.score import PHASE_TITLES
-from tpucheck.report.judgement import hours, target_label, why_line
+from tpucheck.report.judgement import effort_apart, hours, target_label, why_line
 from tpucheck.report.options import ReportOptions
 from tpucheck.report.prose import first_sentence, shorten
 from tpucheck.result import ScanResult
@@ -99,7 +99,7 @@ def _size(lines: list[str]) -> int:
 def _headline(result: ScanResult) -> list[str]:
     score = result.score
     coverage = result.coverage
-    supporting = f" (+ {hours(score.supporting_effort)} tests, examples, benchmarks)" if score.supporting_effort.high else ""
+    supporting = f" (+ {' + '.join(effort_apart(score))})" if effort_apart(score) else ""
     why = why_line(result)
     return [
         (

@@ -25,7 +25,7 @@ from tpucheck import __version__
 from tpucheck.findings import SEVERITIES, Finding, severity_rank
 from tpucheck.judge.score import PHASE_TITLES
 from tpucheck.report.concise import line_safe_path
-from tpucheck.report.judgement import hours, phase_summary, plan_phases, set_aside_text, target_label, why_line
+from tpucheck.report.judgement import effort_apart, hours, phase_summary, plan_phases, set_aside_text, target_label, why_line
 from tpucheck.report.options import ReportOptions
 from tpucheck.report.prose import first_sentence, shorten
 from tpucheck.result import ScanResult
@@ -312,7 +312,7 @@ def _verdict(result: ScanResult, scope: str | None) -> list[RenderableType]:
         blocks.append(Text.assemble(("Gate: ", "bold"), scope, " (the findings listed are the new ones)"))
     if not result.findings:
         blocks.append(Text("No findings: nothing in this tree ties it to CUDA.", style="green"))
-    supporting = f" + {hours(score.supporting_effort)} tests, examples, benchmarks" if score.supporting_effort.high else ""
+    supporting = "".join(f" + {part}" for part in effort_apart(score))
     blocks.append(
         Panel(
             Text.assemble(
