@@ -20,11 +20,11 @@ import ast
 import re
 from collections.abc import Iterator
 
+from tpucheck.discover.walk import NATIVE_EXTENSIONS
 from tpucheck.findings import JitBuild
 
 __all__ = ["jit_facts"]
 
-_NATIVE = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp")
 _KERNEL = (".cu", ".cuh")
 _LOADERS = frozenset({"load", "load_inline"})
 """`torch.utils.cpp_extension`'s JIT builders."""
@@ -47,11 +47,13 @@ def jit_facts(text: str) -> tuple[tuple[JitBuild, ...], tuple[str, ...]]:
     functions = {node.name: node for node in tree.body if isinstance(node, _FUNCTIONS)}
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
     builds = []
-    naming = [call for call in calls if any(s.endswith(_KERNEL) for arg in _arguments(call) for s in _sources(arg))]
+    named = {call: sorted({s for arg in _arguments(call) for s in _sources(arg)}) for call in calls}
+    naming = [call for call in calls if any(s.endswith(_KERNEL) for s in named[call])]
+    environment = _environment_names(tree)
     for call in naming:
         if any(_within(call, other, parents) for other in naming if other is not call):
             continue  # `join(here, "src", "op.cu")` inside `load(...)`: the outer call builds
-        sources = sorted({s for arg in _arguments(call) for s in _sources(arg)})
+        sources = named[call]
         owner = _enclosing_function(call, parents)
         guard = ""
         if owner is not None and owner is functions.get(owner.name):
@@ -60,7 +62,7 @@ def jit_facts(text: str) -> tuple[tuple[JitBuild, ...], tuple[str, ...]]:
         target = ""
         if isinstance(bound, ast.Assign) and len(bound.targets) == 1 and isinstance(bound.targets[0], ast.Name):
             target = bound.targets[0].id
-        opt_in = _opt_in(call, parents, _environment_names(tree), text)
+        opt_in = _opt_in(call, parents, environment, text)
         builds.append(JitBuild(_last_name(call.func), tuple(sources), guard, call.lineno, target, _written_name(call), opt_in))
     loaders = tuple(name for name, fn in sorted(functions.items()) if _is_loader(fn))
     return tuple(builds), loaders
@@ -98,8 +100,7 @@ def _opt_in(call: ast.Call, parents: dict[ast.AST, ast.AST], environment: dict[s
     while child in parents:
         node = parents[child]
         if isinstance(node, ast.If) and child in node.body:
-            conjuncts = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.And) else [node.test]
-            for conjunct in conjuncts:
+            for conjunct in _conjuncts(node.test):
                 if _off_by_default(conjunct, environment):
                     return f"`{ast.get_source_segment(text, conjunct) or ast.unparse(conjunct)}` (line {node.lineno})"
         child = node
@@ -140,7 +141,7 @@ def _arguments(call: ast.Call) -> Iterator[ast.expr]:
 
 def _sources(node: ast.AST) -> Iterator[str]:
     for inner in ast.walk(node):
-        if isinstance(inner, ast.Constant) and isinstance(inner.value, str) and inner.value.endswith(_NATIVE):
+        if isinstance(inner, ast.Constant) and isinstance(inner.value, str) and inner.value.endswith(NATIVE_EXTENSIONS):
             yield inner.value
 
 
@@ -209,7 +210,7 @@ def _device_test(test: ast.expr, in_test: bool, call: ast.Call, parents: dict[as
     """The conjunct of the `if`'s test that asks for a CUDA device. A call inside the test
     must come after it in the `and` chain (short-circuit: it runs only once the device test
     passed); a call in the body needs the test anywhere in the chain."""
-    conjuncts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    conjuncts = _conjuncts(test)
     for index, conjunct in enumerate(conjuncts):
         if not _asks_cuda(conjunct):
             continue
@@ -218,6 +219,11 @@ def _device_test(test: ast.expr, in_test: bool, call: ast.Call, parents: dict[as
         if any(_within(call, later, parents) for later in conjuncts[index + 1 :]):
             return conjunct
     return None
+
+
+def _conjuncts(test: ast.expr) -> list[ast.expr]:
+    """The tests an `and` chains, in order; a single test otherwise."""
+    return list(test.values) if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
 
 
 def _asks_cuda(node: ast.expr) -> bool:

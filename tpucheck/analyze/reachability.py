@@ -316,6 +316,7 @@ def _device_dispatched(
     build call's own finding is judged by them). A source some other build names plainly,
     or a loader one caller reaches without the test, keeps its weight."""
     natives = sorted(native_files)
+    native_set = frozenset(natives)
     gated: dict[str, Reason] = {}
     plain: set[str] = set()
     by_callee: dict[str, list[tuple[str, JitBuild]]] = {}
@@ -340,7 +341,7 @@ def _device_dispatched(
             if why is not None and build.name and not build.guard:
                 built_optionally.setdefault(build.name, why)
             for source in build.sources:
-                for candidate in _sources_named(source, folder, natives):
+                for candidate in _sources_named(source, folder, natives, native_set):
                     if why is None:
                         plain.add(candidate)
                     else:
@@ -355,11 +356,11 @@ def _device_dispatched(
     return dispatched, optional_loaders, {name: why for name, why in built_optionally.items() if name not in required_extensions}
 
 
-def _sources_named(source: str, folder: str, natives: list[str]) -> list[str]:
+def _sources_named(source: str, folder: str, natives: list[str], native_set: frozenset[str]) -> list[str]:
     """The project's native files a build's source names: beside the build file, from the
     project's top, or (a name joined from folder parts, `join(here, "src", "op.cu")`) the
     files of that name under the build file's folder."""
-    exact = sorted({posixpath.normpath(posixpath.join(folder, source)), posixpath.normpath(source)}.intersection(natives))
+    exact = sorted({posixpath.normpath(posixpath.join(folder, source)), posixpath.normpath(source)} & native_set)
     if exact or "/" in source:
         return exact
     prefix = f"{folder}/" if folder else ""

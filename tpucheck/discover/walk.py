@@ -60,11 +60,14 @@ ALWAYS_SKIPPED_DIRS: frozenset[str] = frozenset(
 """Directory names that never hold the project's own source: third-party code, caches and
 build output would drown the real findings (and cost most of the walk time)."""
 
+NATIVE_EXTENSIONS = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx")
+"""C, C++ and CUDA sources and headers: the files of kind "native"."""
+
 _EXTENSION_KIND: dict[str, str] = {
     ".py": "python",
     ".pyi": "python",
     ".ipynb": "notebook",
-    **{ext: "native" for ext in (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx")},
+    **{ext: "native" for ext in NATIVE_EXTENSIONS},
 }
 
 _SYMLINK_OUTSIDE = "symlink outside the scanned root"

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
+from tpucheck.discover.walk import NATIVE_EXTENSIONS
 from tpucheck.findings import Reason
 from tpucheck.ruleset.judgement import Judgement, PathRole
 
 SUPPORTING_ROLES = frozenset({"test", "example", "benchmark", "docs"})
-NATIVE_SOURCES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".inl")
 PRODUCT_ROLES = frozenset({"library", "script"})
 
 
@@ -71,7 +71,7 @@ class Roles:
             where = f" ({url})" if url else ""
             if not native_only:
                 return Reason("role.submodule", f"{path} is in the git submodule `{folder}`{where}, which the product does not import at load")
-            if path.endswith(NATIVE_SOURCES):
+            if path.endswith(NATIVE_EXTENSIONS):
                 return Reason("role.submodule", f"{path} is a native source of the git submodule `{folder}`{where}: that dependency's own build")
         for pattern in self.judgement.optional_paths:
             found = pattern.search(path)
