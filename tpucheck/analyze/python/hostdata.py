@@ -14,7 +14,7 @@ from typing import Any
 
 import libcst as cst
 
-from tpucheck.analyze.python.conditions import host_annotation
+from tpucheck.analyze.python.conditions import host_annotation, host_key
 from tpucheck.analyze.python.context import Names
 from tpucheck.analyze.python.index import PythonIndex
 from tpucheck.analyze.python.scope import dotted, target_names
@@ -106,7 +106,10 @@ def _attribute_on_host(names: Names, node: cst.Attribute) -> bool:
 
 
 def _subscript_on_host(names: Names, node: cst.Subscript) -> bool:
-    return on_host(names, node.value)  # an item of host data (`state["step"]`)
+    if on_host(names, node.value):
+        return True  # an item of host data (`state["step"]`)
+    host = names.host_names
+    return any("[" in key for key in host) and host_key(node) in host  # `if isinstance(d[k], np.ndarray):`
 
 
 def _sequence_on_host(names: Names, node: cst.List | cst.Tuple | cst.Set) -> bool:

@@ -1,0 +1,50 @@
+"""What audit O (docs/audits/audit-o.md) judged wrong, each with a probe that fails on the
+commit it audited (c353b3b) and a look-alike that must keep its finding."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from textwrap import dedent
+
+from tpucheck.engine import ScanOptions, scan
+from tpucheck.ruleset import load_ruleset
+
+RULESET = load_ruleset()
+XLA = RULESET.for_target("xla")  # PyTorch/XLA keeps host syncs at their weight
+
+
+def found(root: Path, path: str, code: str, rules: tuple[str, ...], target: str = "torchtpu") -> list[tuple[str, int, int, str]]:
+    (root / path).parent.mkdir(parents=True, exist_ok=True)
+    (root / path).write_text(dedent(code), encoding="utf-8")
+    result = scan(str(root), XLA if target == "xla" else RULESET, ScanOptions(jobs=1, use_cache=False))
+    return sorted((f.rule, f.span.line, f.span.column, f.severity) for f in result.findings if f.rule in rules)
+
+
+def test_isinstance_ndarray_makes_the_value_host_data(tmp_path: Path) -> None:
+    code = """\
+        import numpy as np
+        import torch
+
+
+        def dumpable(d):
+            if isinstance(d, np.ndarray):
+                return d.tolist()
+            for k in d:
+                if isinstance(d[k], np.ndarray) and k:
+                    d[k] = d[k].tolist()
+            return d
+
+
+        def either(t, x):
+            if isinstance(t, torch.Tensor) or isinstance(t, np.ndarray):
+                return t.tolist()
+            if isinstance(t, (np.ndarray, torch.Tensor)):
+                return t.tolist()
+            return x.tolist()
+        """
+    # adversarial: an `or`, a tuple with a tensor type, and code outside the test keep theirs
+    assert found(tmp_path, "pkg/io.py", code, ("HS002",), target="xla") == [
+        ("HS002", 16, 18, "info"),
+        ("HS002", 18, 18, "info"),
+        ("HS002", 19, 14, "info"),
+    ]
