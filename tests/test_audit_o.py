@@ -48,3 +48,28 @@ def test_isinstance_ndarray_makes_the_value_host_data(tmp_path: Path) -> None:
         ("HS002", 18, 18, "info"),
         ("HS002", 19, 14, "info"),
     ]
+
+
+def test_a_bare_except_pass_around_an_import_is_an_optional_import(tmp_path: Path) -> None:
+    code = """\
+        import torch
+
+        try:
+            import xformers
+        except:
+            pass
+
+
+        def attend(q, k, v):
+            return xformers.ops.memory_efficient_attention(q, k, v)
+        """
+    loop = """\
+        try:
+            import xformers
+            xformers.ops.memory_efficient_attention(1, 2, 3)
+        except:
+            pass
+        """
+    # adversarial: a bare except around a call into the package is error handling
+    assert found(tmp_path / "a", "pkg/layers.py", code, ("DEP003",)) == [("DEP003", 4, 12, "info")]
+    assert found(tmp_path / "b", "pkg/layers.py", loop, ("DEP003",)) == [("DEP003", 2, 12, "blocker")]

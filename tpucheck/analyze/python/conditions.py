@@ -36,14 +36,14 @@ def handler_keeps_fallback(handler: cst.ExceptHandler | cst.ExceptStarHandler, b
     (print, a warning, a log line). A handler that raises, or imports the same package
     under another name, keeps nothing optional; `except Exception:` or a bare `except:`
     around a training loop is error handling, not a fallback. Around a try of imports
-    alone, a broad catch is an import's (what else can fail?), when its body provides the
-    alternative (`XFORMERS_AVAILABLE = False`)."""
+    alone, a broad catch is an import's (what else can fail?) and reads as one: `try:
+    import xformers / except: pass` is a module written to load without the package,
+    exactly as with `except ImportError: pass` (audit O: mosaicml/diffusion's layers.py,
+    whose caller selects SDPA when xformers is absent)."""
     guards = names.index.guards
     imports = top_packages(body)
-    if imports and _catches(handler, guards.import_exceptions):
+    if imports and (_catches(handler, guards.import_exceptions) or _broad_import_catch(handler, body, guards.broad_exceptions)):
         return not _reraises(handler.body.body, imports)
-    if imports and _broad_import_catch(handler, body, guards.broad_exceptions):
-        return _provides_alternative(handler.body.body, imports, names)
     if _calls_cuda(body, names) and _catches(handler, guards.call_exceptions):
         return _provides_alternative(handler.body.body, imports, names)
     return False
@@ -575,37 +575,3 @@ def host_annotation(names: Names, annotation: cst.BaseExpression) -> bool:
     qualified = names.qualified(annotation)
     return qualified is not None and qualified in names.index.host_annotations
 
-
-def host_narrowed(names: Names, test: cst.BaseExpression) -> frozenset[str]:
-    """The values an `if` test proves to be host data in its body: `isinstance(x,
-    np.ndarray)` (possibly `and`-ed with more tests) makes `x`, `self.x` or `d[k]` NumPy
-    data there, whatever it was bound to before (`make_dumpable(d)`: `if isinstance(d,
-    np.ndarray): return d.tolist()`). An `or` proves nothing about either side."""
-    if isinstance(test, cst.BooleanOperation):
-        if not isinstance(test.operator, cst.And):
-            return frozenset()
-        return host_narrowed(names, test.left) | host_narrowed(names, test.right)
-    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance" and len(test.args) == 2):
-        return frozenset()
-    kinds = test.args[1].value
-    options = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
-    if not options or not all(host_annotation(names, kind) for kind in options):
-        return frozenset()
-    key = host_key(test.args[0].value)
-    return frozenset((key,)) if key is not None else frozenset()
-
-
-def host_key(node: cst.BaseExpression) -> str | None:
-    """The key a host-data fact about this value is kept under: `x`, `self.x`, `d[k]`,
-    `d["k"]` (a subscript only by a name or a string, which the test and the use share)."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-        return f"self.{node.attr.value}"
-    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1:
-        index = node.slice[0].slice
-        if isinstance(index, cst.Index) and isinstance(index.value, cst.Name):
-            return f"{node.value.value}[{index.value.value}]"
-        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
-            return f"{node.value.value}[{index.value.value}]"
-    return None

@@ -14,7 +14,7 @@ from typing import Any
 
 import libcst as cst
 
-from tpucheck.analyze.python.conditions import host_annotation, host_key
+from tpucheck.analyze.python.conditions import host_annotation
 from tpucheck.analyze.python.context import Names
 from tpucheck.analyze.python.index import PythonIndex
 from tpucheck.analyze.python.scope import dotted, target_names
@@ -438,3 +438,38 @@ _ON_HOST: dict[type[cst.CSTNode], Callable[[Names, Any], bool]] = {
     cst.UnaryOperation: _unary_on_host,
 }
 """The answer for each node type that can hold host data (literals are in _HOST_LITERALS)."""
+
+
+def host_narrowed(names: Names, test: cst.BaseExpression) -> frozenset[str]:
+    """The values an `if` test proves to be host data in its body: `isinstance(x,
+    np.ndarray)` (possibly `and`-ed with more tests) makes `x`, `self.x` or `d[k]` NumPy
+    data there, whatever it was bound to before (`make_dumpable(d)`: `if isinstance(d,
+    np.ndarray): return d.tolist()`). An `or` proves nothing about either side."""
+    if isinstance(test, cst.BooleanOperation):
+        if not isinstance(test.operator, cst.And):
+            return frozenset()
+        return host_narrowed(names, test.left) | host_narrowed(names, test.right)
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance" and len(test.args) == 2):
+        return frozenset()
+    kinds = test.args[1].value
+    options = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+    if not options or not all(host_annotation(names, kind) for kind in options):
+        return frozenset()
+    key = host_key(test.args[0].value)
+    return frozenset((key,)) if key is not None else frozenset()
+
+
+def host_key(node: cst.BaseExpression) -> str | None:
+    """The key a host-data fact about this value is kept under: `x`, `self.x`, `d[k]`,
+    `d["k"]` (a subscript only by a name or a string, which the test and the use share)."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return f"self.{node.attr.value}"
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) == 1:
+        index = node.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.Name):
+            return f"{node.value.value}[{index.value.value}]"
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            return f"{node.value.value}[{index.value.value}]"
+    return None

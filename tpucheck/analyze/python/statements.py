@@ -102,7 +102,7 @@ class StatementWalker(BaseWalker):
         if role is None and conditions.is_main_test(node.test):
             role = RoleMark("example", "role.main-block", node.test)
         before = len(self.hits)
-        narrowed = conditions.host_narrowed(self, node.test)
+        narrowed = hostdata.host_narrowed(self, node.test)
         host = outer.host | narrowed if narrowed else outer.host  # `if isinstance(x, np.ndarray):`
         with self.enter(guard=body_guard, guard_test=False, periodic=outer.periodic or conditions.is_periodic(node.test), role=role, host=host):
             self.walk(node.body)
