@@ -73,3 +73,36 @@ def test_a_bare_except_pass_around_an_import_is_an_optional_import(tmp_path: Pat
     # adversarial: a bare except around a call into the package is error handling
     assert found(tmp_path / "a", "pkg/layers.py", code, ("DEP003",)) == [("DEP003", 4, 12, "info")]
     assert found(tmp_path / "b", "pkg/layers.py", loop, ("DEP003",)) == [("DEP003", 2, 12, "blocker")]
+
+
+def test_an_import_attempt_behind_a_switch_inside_the_try_keeps_a_fallback(tmp_path: Path) -> None:
+    code = """\
+        import os
+
+        ENABLED = os.environ.get("NO_XFORMERS") is None
+        try:
+            if ENABLED:
+                from xformers.ops import memory_efficient_attention
+                HAVE_XFORMERS = True
+            else:
+                raise ImportError
+        except ImportError:
+            HAVE_XFORMERS = False
+
+
+        def attend(q, k, v):
+            if HAVE_XFORMERS:
+                return memory_efficient_attention(q, k, v)
+            return (q @ k.transpose(-1, -2)).softmax(-1) @ v
+        """
+    loop = """\
+        try:
+            for name in ("a", "b"):
+                from xformers.ops import memory_efficient_attention
+        except ImportError:
+            pass
+        """
+    # blind set 9 (MoGe's copy of DINOv2's layers): the import under the switch is optional;
+    # adversarial: an import inside a loop in the try is not an import attempt
+    assert found(tmp_path / "a", "pkg/attention.py", code, ("DEP003",)) == [("DEP003", 6, 14, "info")]
+    assert found(tmp_path / "b", "pkg/attention.py", loop, ("DEP003",)) == [("DEP003", 3, 14, "blocker")]

@@ -41,7 +41,7 @@ def handler_keeps_fallback(handler: cst.ExceptHandler | cst.ExceptStarHandler, b
     exactly as with `except ImportError: pass` (audit O: mosaicml/diffusion's layers.py,
     whose caller selects SDPA when xformers is absent)."""
     guards = names.index.guards
-    imports = top_packages(body)
+    imports = tried_packages(body)
     if imports and (_catches(handler, guards.import_exceptions) or _broad_import_catch(handler, body, guards.broad_exceptions)):
         return not _reraises(handler.body.body, imports)
     if _calls_cuda(body, names) and _catches(handler, guards.call_exceptions):
@@ -138,6 +138,24 @@ def top_packages(statements: Iterable[cst.CSTNode]) -> frozenset[str]:
                 if parts:
                     out.add(parts[0])
     return frozenset(out)
+
+
+def tried_packages(body: Sequence[cst.CSTNode]) -> frozenset[str]:
+    """The packages a `try` body imports, those under an `if` in it included: DINOv2's
+    `try: if XFORMERS_ENABLED: from xformers.ops import ... / else: raise ImportError /
+    except ImportError: XFORMERS_AVAILABLE = False` (copied into many repositories) is an
+    import attempt with a switch in front of it. A loop, a `with` or a definition in the
+    body is other code, not part of the attempt."""
+    found = set(top_packages(body))
+    for statement in body:
+        while isinstance(statement, cst.If):
+            found |= tried_packages(statement.body.body)
+            orelse = statement.orelse
+            if isinstance(orelse, cst.Else):
+                found |= tried_packages(orelse.body.body)
+                break
+            statement = orelse
+    return frozenset(found)
 
 
 def availability_test(names: Names, node: cst.BaseExpression) -> bool:
@@ -257,7 +275,7 @@ def import_flags(statement: cst.Try | cst.TryStar, names: Names) -> set[str]:
     `= False` in an import handler, or `flash_fn = None` in the handler (the fallback symbol
     a later `if flash_fn is not None:` tests)."""
     guards = names.index.guards
-    if not top_packages(statement.body.body):
+    if not tried_packages(statement.body.body):
         return set()
     found: set[str] = set()
     for handler in statement.handlers:
