@@ -106,3 +106,43 @@ def test_an_import_attempt_behind_a_switch_inside_the_try_keeps_a_fallback(tmp_p
     # adversarial: an import inside a loop in the try is not an import attempt
     assert found(tmp_path / "a", "pkg/attention.py", code, ("DEP003",)) == [("DEP003", 6, 14, "info")]
     assert found(tmp_path / "b", "pkg/attention.py", loop, ("DEP003",)) == [("DEP003", 3, 14, "blocker")]
+
+
+RENDERER = """\
+    import torch
+    from diff_gaussian_rasterization import GaussianRasterizationSettings, GaussianRasterizer
+
+
+    def render(camera, means, colors):
+        settings = GaussianRasterizationSettings(image_height=camera.h, image_width=camera.w)
+        return GaussianRasterizer(settings)(means, colors)
+    """
+
+
+def test_a_renderer_built_on_a_cuda_rasteriser_is_custom_cuda_at_its_core(tmp_path: Path) -> None:
+    """Blind set 9 (4DGaussians, as mip-splatting in set 1): every render goes through a
+    CUDA-only rasteriser with no TPU alternative; written anew, it is the core (grade F)."""
+    root = tmp_path / "splat"
+    (root / "render").mkdir(parents=True)
+    (root / "render" / "__init__.py").write_text(dedent(RENDERER))
+    (root / "train.py").write_text("import torch\nfrom render import render\nmodel = torch.nn.Linear(2, 2).cuda()\n")
+    result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+    assert result.score.grade == "F", result.score
+    assert "CUDA-only subsystems with no TPU alternative" in result.score.grade_meaning
+
+
+def test_a_rasteriser_that_is_a_small_part_of_the_work_stays_d(tmp_path: Path) -> None:
+    # adversarial: the same rasteriser beside a large port (flash-attn, DeepSpeed, many
+    # files of device code) is one dependency to replace among others: D, not F
+    root = tmp_path / "model"
+    (root / "render").mkdir(parents=True)
+    (root / "render" / "__init__.py").write_text(dedent(RENDERER))
+    (root / "requirements.txt").write_text("flash-attn==2.6.3\ndeepspeed==0.14.0\nxformers==0.0.28\n")
+    for n in range(4):
+        (root / f"stage{n}.py").write_text(
+            "import torch\nfrom flash_attn import flash_attn_func\nimport deepspeed\nimport xformers.ops\n"
+            "def step(q, k, v):\n    return flash_attn_func(q, k, v), xformers.ops.memory_efficient_attention(q, k, v)\n"
+        )
+    (root / "train.py").write_text("import torch\nfrom render import render\nimport stage0, stage1, stage2, stage3\n")
+    result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+    assert result.score.grade == "D", result.score

@@ -430,11 +430,20 @@ def _kernel_core(product: list[Share], findings: list[Finding], scoring: Scoring
     porting = [s for s in product if s.finding is not None and s.finding.severity != "info"]
     hours = math.fsum((s.low + s.high) / 2 for s in porting)
     kernel = math.fsum((s.low + s.high) / 2 for s in porting if s.finding is not None and s.finding.inventory == "kernel" and not s.finding.guarded)
+    subsystem = math.fsum(
+        (s.low + s.high) / 2
+        for s in porting
+        if s.finding is not None and s.finding.rule in scoring.core_subsystem_rules and s.finding.severity == "blocker" and not s.finding.guarded
+    )
     work = {f.path for f in findings if is_product(f) and f.severity != "info" and not f.guarded}
     kernels = {f.path for f in findings if is_product(f) and f.severity != "info" and not f.guarded and f.inventory == "kernel"}
-    if not hours or not work or kernel / hours < scoring.core_hours_share or len(kernels) / len(work) < scoring.core_files_share:
+    if not hours or not work:
         return None
-    return f"kernels with no fallback are {kernel / hours:.0%} of the porting hours, in {len(kernels)} of the {len(work)} product files that need work"
+    if kernel / hours >= scoring.core_hours_share and len(kernels) / len(work) >= scoring.core_files_share:
+        return f"kernels with no fallback are {kernel / hours:.0%} of the porting hours, in {len(kernels)} of the {len(work)} product files that need work"
+    if subsystem and (kernel + subsystem) / hours >= scoring.core_hours_share:
+        return f"CUDA-only subsystems with no TPU alternative (and kernels with no fallback) are {(kernel + subsystem) / hours:.0%} of the porting hours"
+    return None
 
 
 def _contributors(split: list[Share], rules: dict[str, Rule], total: float, limit: int = 5) -> tuple[Contributor, ...]:

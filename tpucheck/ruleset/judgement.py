@@ -116,6 +116,11 @@ class Scoring:
     fallback are at least this share of its porting hours ... (above 1: never)"""
     core_files_share: float = 1.1
     """... and at least this share of its files that need work."""
+    core_subsystem_rules: frozenset[str] = frozenset()
+    """Rules whose blocking finding is a CUDA-only subsystem with no TPU alternative (a
+    differentiable rasteriser): written anew, as a kernel is, so their hours count with the
+    kernels' for the share of the porting hours (not for the files: one import stands for
+    the whole subsystem)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +253,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             validation_share=float(score_raw["validation"].get("share", 0.0)),
             core_hours_share=float(score_raw.get("core", {}).get("kernel_hours_share", 1.1)),
             core_files_share=float(score_raw.get("core", {}).get("kernel_files_share", 1.1)),
+            core_subsystem_rules=frozenset(score_raw.get("core", {}).get("subsystem_rules", ())),
             stack_file_hours=_range(score_raw["stack_file_hours"]),
             kernel_info_guards=frozenset(score_raw["kernel_fallback"]["info"]),
             kernel_fallback=score_raw["kernel_fallback"]["otherwise"],

@@ -148,13 +148,12 @@ def tried_packages(body: Sequence[cst.CSTNode]) -> frozenset[str]:
     body is other code, not part of the attempt."""
     found = set(top_packages(body))
     for statement in body:
-        while isinstance(statement, cst.If):
-            found |= tried_packages(statement.body.body)
-            orelse = statement.orelse
-            if isinstance(orelse, cst.Else):
-                found |= tried_packages(orelse.body.body)
-                break
-            statement = orelse
+        branch: cst.CSTNode | None = statement
+        while isinstance(branch, cst.If):
+            found |= tried_packages(branch.body.body)
+            if isinstance(branch.orelse, cst.Else):
+                found |= tried_packages(branch.orelse.body.body)
+            branch = branch.orelse
     return frozenset(found)
 
 
