@@ -146,3 +146,54 @@ def test_a_rasteriser_that_is_a_small_part_of_the_work_stays_d(tmp_path: Path) -
     (root / "train.py").write_text("import torch\nfrom render import render\nimport stage0, stage1, stage2, stage3\n")
     result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
     assert result.score.grade == "D", result.score
+
+
+def test_a_cuda_check_or_a_switch_only_a_user_sets_guards_the_cuda_build(tmp_path: Path) -> None:
+    code = """\
+        import os
+        import torch
+        from torch.utils.cpp_extension import CUDAExtension, CppExtension
+
+
+        def forced(name, sources):
+            if torch.cuda.is_available() or os.getenv("FORCE_CUDA", "0") == "1":
+                return CUDAExtension(name, sources + ["op_kernel.cu"])
+            return CppExtension(name, sources)
+
+
+        def on_by_default(name, sources):
+            if torch.cuda.is_available() or os.getenv("USE_CUDA", "1") == "1":
+                return CUDAExtension(name, sources + ["op_kernel.cu"])
+            return CppExtension(name, sources)
+        """
+    # blind set 9 (BasicSR's setup.py): without CUDA and without the user's FORCE_CUDA a TPU
+    # host builds the C++ extension; adversarial: a switch on by default forces CUDA anyway
+    assert found(tmp_path, "setup.py", code, ("BLD007", "CK001")) == [
+        ("BLD007", 13, 8, "blocker"),
+        ("BLD007", 13, 37, "blocker"),
+        ("CK001", 8, 16, "info"),
+        ("CK001", 14, 16, "blocker"),
+    ]
+
+
+def test_one_value_repeated_across_recipe_configs_is_one_edit() -> None:
+    from tpucheck.findings import Finding, Span
+    from tpucheck.judge.score import Model
+
+    model = Model({r.id: r for r in RULESET.rules}, RULESET.judgement)
+
+    def nccl(path: str, snippet: str = "'nccl'") -> Finding:
+        return Finding(
+            "DI001", "nccl-backend", "distributed", "major", "high", path, Span(3, 5, 3, 11), None, "m", "f",
+            ("training",), snippet, "library", False, f"fp-{path}-{snippet}",
+        )
+
+    def hours(findings: list[Finding]) -> float:
+        return round(sum(s.high for s in model.shares(findings)), 6)
+
+    one = hours([nccl("options/a.yml")])
+    # blind set 9 (BasicSR: `backend: nccl` in 37 training recipes): further configs are copies
+    assert hours([nccl(f"options/r{n}.yml") for n in range(10)]) == round(one * (1 + 9 * 0.1), 6)
+    # adversarial: code files, and other values, are separate edits
+    assert hours([nccl(f"pkg/m{n}.py") for n in range(3)]) == round(3 * one, 6)
+    assert hours([nccl("options/a.yml"), nccl("options/b.yml", "'NCCL'")]) == round(2 * one, 6)

@@ -193,6 +193,26 @@ class Model:
                 else:
                     out.append(share)
         out.extend(self._without_copies(kernels))
+        return self._config_copies(out)
+
+    def _config_copies(self, shares: list[Share]) -> list[Share]:
+        """The same value of the same rule in several configs (`backend: nccl` in each of 37
+        training recipes) is one edit made with one search and replace: the heaviest is
+        priced in full, each further config file a copy (`copy_factor`). Ranked by cost, so
+        a finding added never lowers the total."""
+        suffixes = self.s.config_suffixes
+        copies: dict[tuple[str, str, str], list[int]] = {}
+        for at, share in enumerate(shares):
+            finding = share.finding
+            if finding is None or finding.guarded or not suffixes or not finding.path.lower().endswith(suffixes):
+                continue
+            copies.setdefault((finding.rule, bucket(finding), finding.snippet), []).append(at)
+        out = list(shares)
+        for group in copies.values():
+            ranked = sorted(group, key=lambda at: (-shares[at].cost, _sort_key(shares[at])))
+            for at in ranked[1:]:
+                share = shares[at]
+                out[at] = Share(share.finding, share.low * self.s.copy_factor, share.high * self.s.copy_factor, share.weight)
         return out
 
     def _without_copies(self, kernels: list[tuple[Share, float]]) -> list[Share]:
@@ -533,3 +553,7 @@ def _plan(split: list[Share], model: Model, total: float) -> tuple[PlanItem, ...
         )
         previous = after
     return tuple(plan)
+
+
+def _sort_key(share: Share) -> tuple[object, ...]:
+    return share.finding.sort_key() if share.finding is not None else ()

@@ -79,6 +79,9 @@ class Scoring:
     repeat_factor: float = 0.1
     kernel_repeat_factor: float = 0.25
     copy_factor: float = 0.1
+    config_suffixes: tuple[str, ...] = ()
+    """Structured config files, where the same value of the same rule in several files is
+    one edit (the first priced, the others copies)."""
     reference_factor: float = 0.5
     hours_unit: float = 8.0
     points_per_doubling: float = 10.0
@@ -239,6 +242,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             repeat_factor=float(score_raw["repeat_factor"]),
             kernel_repeat_factor=float(score_raw["kernel_repeat_factor"]),
             copy_factor=float(score_raw["copy_factor"]),
+            config_suffixes=tuple(str(x).lower() for x in score_raw.get("config_copies", {}).get("suffixes", ())),
             reference_factor=float(score_raw["reference_factor"]),
             hours_unit=float(score_raw["hours_unit"]),
             points_per_doubling=float(score_raw["points_per_doubling"]),

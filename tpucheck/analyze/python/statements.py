@@ -13,7 +13,7 @@ from typing import Any
 
 import libcst as cst
 
-from tpucheck.analyze.python import conditions, hostdata, options
+from tpucheck.analyze.python import conditions, excepts, hostdata, options
 from tpucheck.analyze.python.context import Guard, RoleMark
 from tpucheck.analyze.python.core import BaseWalker, Hit
 from tpucheck.analyze.python.scope import Scope, dotted, import_from_module, target_names
@@ -138,7 +138,7 @@ class StatementWalker(BaseWalker):
                 hit.guard = Guard("guard.option-else", test)
 
     def on_try(self, node: cst.Try | cst.TryStar, ctx: str | None) -> None:
-        handler = next((h for h in node.handlers if conditions.handler_keeps_fallback(h, node.body.body, self)), None)
+        handler = next((h for h in node.handlers if excepts.handler_keeps_fallback(h, node.body.body, self)), None)
         with self.enter(guard=Guard("guard.except", handler) if handler is not None else self.frame.guard):
             self.walk(node.body)
         self.walk_all(node.handlers)
@@ -307,7 +307,7 @@ class StatementWalker(BaseWalker):
                         self.bind_module_imports(case.body.body)
             elif isinstance(statement, (cst.If, cst.Try, cst.With, cst.TryStar)):
                 if isinstance(statement, (cst.Try, cst.TryStar)):
-                    self.flags |= conditions.import_flags(statement, self)
+                    self.flags |= excepts.import_flags(statement, self)
                 for block in _blocks_of(statement):
                     if isinstance(block, cst.IndentedBlock):
                         self.bind_module_imports(block.body)

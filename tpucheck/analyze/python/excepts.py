@@ -1,0 +1,164 @@
+"""What a `try`/`except` keeps: whether an except clause keeps a fallback (an import's
+failure caught around an import attempt, a missing CUDA's around a CUDA call with an
+alternative in the handler), which packages a `try` attempts to import, and the flags an
+import attempt sets. The walker guards the `try` body with the answer.
+
+Split from conditions.py (what an `if` test says): a handler is read by what it catches
+and what its body does, a test by what it asks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from fnmatch import fnmatchcase
+
+import libcst as cst
+
+from tpucheck.analyze.python.context import Names
+from tpucheck.analyze.python.scope import dotted
+
+
+def handler_keeps_fallback(handler: cst.ExceptHandler | cst.ExceptStarHandler, body: Sequence[cst.CSTNode], names: Names) -> bool:
+    """An except clause keeps a fallback when it catches an import failure around an
+    import (the module is written to load without the package: `except ImportError: pass`
+    is that idiom), or a failure a missing CUDA raises (AttributeError, RuntimeError)
+    around a CUDA call and its body provides the alternative: more than `pass` or a report
+    (print, a warning, a log line). A handler that raises, or imports the same package
+    under another name, keeps nothing optional; `except Exception:` or a bare `except:`
+    around a training loop is error handling, not a fallback. Around a try of imports
+    alone, a broad catch is an import's (what else can fail?) and reads as one: `try:
+    import xformers / except: pass` is a module written to load without the package,
+    exactly as with `except ImportError: pass` (audit O: mosaicml/diffusion's layers.py,
+    whose caller selects SDPA when xformers is absent)."""
+    guards = names.index.guards
+    imports = tried_packages(body)
+    if imports and (_catches(handler, guards.import_exceptions) or _broad_import_catch(handler, body, guards.broad_exceptions)):
+        return not _reraises(handler.body.body, imports)
+    if _calls_cuda(body, names) and _catches(handler, guards.call_exceptions):
+        return _provides_alternative(handler.body.body, imports, names)
+    return False
+
+
+def _reraises(statements: Sequence[cst.CSTNode], imported: frozenset[str]) -> bool:
+    """A handler that raises, or imports a package the `try` imported under another name
+    (`from flash_attn import flash_attn_varlen_func as flash_attn_unpadded_func`)."""
+    for statement in statements:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Raise) or (isinstance(small, (cst.Import, cst.ImportFrom)) and top_packages([small]) & imported):
+                return True
+    return False
+
+
+def _broad_import_catch(handler: cst.ExceptHandler | cst.ExceptStarHandler, body: Sequence[cst.CSTNode], broad: frozenset[str]) -> bool:
+    """A bare `except:` or `except Exception:` around imports and flag assignments only."""
+    if handler.type is not None and not _catches(handler, broad):
+        return False
+    for statement in body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for small in statement.body:
+            if isinstance(small, (cst.Import, cst.ImportFrom, cst.Pass)):
+                continue
+            if isinstance(small, cst.Assign) and isinstance(small.value, (cst.Name, cst.SimpleString, cst.Integer)):
+                continue  # a flag (`HAS_X = True`) or a constant
+            return False
+    return True
+
+
+def _catches(handler: cst.ExceptHandler | cst.ExceptStarHandler, exceptions: frozenset[str]) -> bool:
+    if handler.type is None:
+        return False  # a bare except catches everything: no evidence of what it guards
+    types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+    for item in types:
+        expression = item.value if isinstance(item, cst.BaseElement) else item
+        parts = dotted(expression)
+        if parts is not None and parts[-1] in exceptions:
+            return True
+    return False
+
+
+def _calls_cuda(body: Sequence[cst.CSTNode], names: Names) -> bool:
+    """Whether the statements call into CUDA: `torch.cuda.*` or a CUDA-only package's API."""
+    stack: list[cst.CSTNode] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            qualified = names.qualified(node.func) or ""
+            if qualified.startswith("torch.cuda.") or (qualified and any(True for _ in names.index.imports.lookup(qualified.split(".", 1)[0]))):
+                return True
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        stack.extend(node.children)
+    return False
+
+
+def _provides_alternative(statements: Sequence[cst.CSTNode], imported: frozenset[str], names: Names) -> bool:
+    for statement in statements:
+        smalls = statement.body if isinstance(statement, cst.SimpleStatementLine) else (statement,)
+        for small in smalls:
+            if isinstance(small, (cst.Pass, cst.Raise)):
+                continue
+            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
+                continue
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and quiet_call(small.value, names):
+                continue
+            # the same package again, under another name, is no other way on
+            return not (isinstance(small, (cst.Import, cst.ImportFrom)) and top_packages([small]) & imported)
+    return False
+
+
+def quiet_call(call: cst.Call, names: Names) -> bool:
+    """print, warnings.warn, logging.*, logger.warning(...): a report, no alternative."""
+    guards = names.index.guards
+    qualified = names.qualified(call.func)
+    if qualified is not None and any(fnmatchcase(qualified.removeprefix("builtins."), p) for p in guards.quiet_calls):
+        return True
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in guards.quiet_methods
+
+
+def top_packages(statements: Iterable[cst.CSTNode]) -> frozenset[str]:
+    """The top-level packages these import statements (or statement lines) import."""
+    out: set[str] = set()
+    for statement in statements:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else (statement,):
+            if isinstance(small, cst.Import):
+                out.update(parts[0] for parts in (dotted(alias.name) for alias in small.names) if parts)
+            elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
+                parts = dotted(small.module)
+                if parts:
+                    out.add(parts[0])
+    return frozenset(out)
+
+
+def tried_packages(body: Sequence[cst.CSTNode]) -> frozenset[str]:
+    """The packages a `try` body imports, those under an `if` in it included: DINOv2's
+    `try: if XFORMERS_ENABLED: from xformers.ops import ... / else: raise ImportError /
+    except ImportError: XFORMERS_AVAILABLE = False` (copied into many repositories) is an
+    import attempt with a switch in front of it. A loop, a `with` or a definition in the
+    body is other code, not part of the attempt."""
+    found = set(top_packages(body))
+    for statement in body:
+        branch: cst.CSTNode | None = statement
+        while isinstance(branch, cst.If):
+            found |= tried_packages(branch.body.body)
+            if isinstance(branch.orelse, cst.Else):
+                found |= tried_packages(branch.orelse.body.body)
+            branch = branch.orelse
+    return frozenset(found)
+
+
+def import_flags(statement: cst.Try | cst.TryStar, names: Names) -> set[str]:
+    """Names a try/except sets from an import attempt: `HAS_APEX = True` in the body and
+    `= False` in an import handler, or `flash_fn = None` in the handler (the fallback symbol
+    a later `if flash_fn is not None:` tests)."""
+    guards = names.index.guards
+    if not tried_packages(statement.body.body):
+        return set()
+    found: set[str] = set()
+    for handler in statement.handlers:
+        if not (_catches(handler, guards.import_exceptions) or _broad_import_catch(handler, statement.body.body, guards.broad_exceptions)):
+            continue
+        for line in handler.body.body:
+            for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value in ("False", "None"):
+                    found.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+    return found
