@@ -476,7 +476,7 @@ def test_tree_facts_round_trip_through_json() -> None:
         {"v1/a.py": Reason("version.older", "v2 beside it")},
         {"a.py": frozenset({"training", "inference"})},
         {"use_x": "cfg.py"},
-        {"third_party/r": ("https://example.org/r.git", True)},
+        {"third_party/r": ("https://example.org/r.git", True, frozenset({"third_party/r/src/k.cu"}))},
     )
     assert tree_from_json(json.loads(json.dumps(tree_to_json(facts)))) == facts
     assert tree_from_json(tree_to_json(TreeFacts())) == TreeFacts()

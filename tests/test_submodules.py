@@ -87,3 +87,27 @@ def test_the_cached_tree_follows_gitmodules(tmp_path: Path) -> None:
     assert roles() == ["library", "library", "library"]
     (tmp_path / ".gitmodules").write_text(GITMODULES)
     assert roles() == ["experimental", "experimental", "library"]
+
+
+def test_a_submodules_sources_the_products_build_compiles_are_the_products(tmp_path: Path) -> None:
+    """Blind set 9 (nunchaku): the product's setup.py compiles a submodule's attention
+    kernels into its own extension; those sources, and the headers they include, are the
+    product's kernels. Adversarial: the submodule's other kernels stay apart."""
+    setup = (
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+        "setup(ext_modules=[CUDAExtension('pkg._C', ['third_party/rasterizer/csrc/splat.cu'])])\n"
+    )
+    files = project(
+        {
+            ".gitmodules": GITMODULES,
+            "setup.py": setup,
+            "third_party/rasterizer/csrc/splat.cu": '#include "splat_impl.cuh"\n',
+            "third_party/rasterizer/csrc/splat_impl.cuh": KERNEL,
+            "third_party/rasterizer/csrc/other.cu": KERNEL,
+        }
+    )
+    rows = [row for row in scanned(tmp_path, files) if row[0] == "CK003"]
+    assert rows == [
+        ("CK003", "third_party/rasterizer/csrc/other.cu", "experimental", "role.submodule"),
+        ("CK003", "third_party/rasterizer/csrc/splat_impl.cuh", "library", ""),
+    ]

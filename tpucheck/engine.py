@@ -13,6 +13,8 @@ import gc
 import hashlib
 import multiprocessing
 import os
+import posixpath
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
@@ -396,18 +398,29 @@ def _compute_tree_facts(
     roles = Roles(judgement, entry_points)
     reach = reachability_of(python, native, facts, roles.supporting, judgement, read)
     workloads = {path: frozenset(fact.workloads) for path in python if not roles.supporting(path) and (fact := facts(path)) is not None and fact.workloads}
-    apart = _submodules_apart(parse_submodules(gitmodules), python, facts)
+    apart = _submodules_apart(parse_submodules(gitmodules), python, facts, native, read)
     return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads, _options_off(python, facts), apart)
 
 
-def _submodules_apart(submodules: dict[str, str], python: Sequence[str], facts: Callable[[str], ImportFacts | None]) -> dict[str, tuple[str, bool]]:
-    """The submodules to price apart (path -> (URL, whether only its native sources are)).
-    A submodule is a dependency kept as source: one the product imports at load (`from
-    models.croco import CroCoNet`, a backbone kept in another repository) runs in the
-    product's process, so its Python is the product's code, and only its native sources
-    (the dependency's own build) are apart; one the product imports only optionally, or
-    only builds against (C++ headers), is apart whole."""
-    apart: dict[str, tuple[str, bool]] = {}
+def _submodules_apart(
+    submodules: dict[str, str],
+    python: Sequence[str],
+    facts: Callable[[str], ImportFacts | None],
+    native: Sequence[str] = (),
+    read: Callable[[str], str | None] = lambda path: None,
+) -> dict[str, tuple[str, bool, frozenset[str]]]:
+    """The submodules to price apart (path -> (URL, whether only its native sources are,
+    the sources in it the product's own build compiles)). A submodule is a dependency kept
+    as source: one the product imports at load (`from models.croco import CroCoNet`, a
+    backbone kept in another repository) runs in the product's process, so its Python is
+    the product's code, and only its native sources (the dependency's own build) are apart;
+    one the product imports only optionally, or only builds against (C++ headers), is apart
+    whole. A source the product's own extension build lists (`sources=[...,
+    "third_party/attn/src/fwd.cu"]`) is compiled into the product, with the headers it
+    includes (where a template library keeps its kernels): they are the product's to port,
+    wherever they are kept."""
+    built = _included(_product_build_sources(submodules, python, facts), submodules, native, read)
+    apart: dict[str, tuple[str, bool, frozenset[str]]] = {}
     for folder, url in submodules.items():
         inside = [p for p in python if p.startswith(folder + "/")]
         names: set[str] = set()
@@ -420,8 +433,51 @@ def _submodules_apart(submodules: dict[str, str], python: Sequence[str], facts: 
             for path in python if not path.startswith(folder + "/") and (fact := facts(path)) is not None
             for imp in fact.imports
         )  # fmt: skip
-        apart[folder] = (url, used)
+        apart[folder] = (url, used, frozenset(p for p in built if p.startswith(folder + "/")))
     return apart
+
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
+_MAX_INCLUDED = 5000
+"""A bound on the headers followed: a template library includes a few dozen."""
+
+
+def _included(sources: set[str], submodules: dict[str, str], native: Sequence[str], read: Callable[[str], str | None]) -> set[str]:
+    """The built sources inside submodules, and every native file of the same submodule
+    they include with `#include "..."`, followed from file to file (relative to the
+    including file's folder: the form a header beside its kernels is included in)."""
+    present = set(native)
+    folders = [folder + "/" for folder in submodules]
+    seen = {p for p in sources if p in present and p.startswith(tuple(folders))}
+    todo = sorted(seen)
+    while todo and len(seen) < _MAX_INCLUDED:
+        path = todo.pop()
+        text = read(path)
+        base = path.rpartition("/")[0]
+        home = next(f for f in folders if path.startswith(f))
+        for name in _INCLUDE.findall(text or ""):
+            target = posixpath.normpath(posixpath.join(base, name))
+            if target in present and target.startswith(home) and target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return sources | seen
+
+
+def _product_build_sources(submodules: dict[str, str], python: Sequence[str], facts: Callable[[str], ImportFacts | None]) -> set[str]:
+    """The native sources the product's own builds list (a build file outside every
+    submodule), as project paths: relative to the build file's folder or to the top."""
+    sources: set[str] = set()
+    for path in python:
+        if any(path.startswith(folder + "/") for folder in submodules):
+            continue
+        fact = facts(path)
+        folder = path.rpartition("/")[0]
+        for build in fact.builds if fact is not None else ():
+            for source in build.sources:
+                slash = "/" if source.endswith("/") else ""
+                sources.add(posixpath.normpath(source) + slash)
+                sources.add(posixpath.normpath(posixpath.join(folder, source)) + slash)
+    return sources
 
 
 def _options_off(python: Iterable[str], facts: Callable[[str], ImportFacts | None]) -> dict[str, str]:

@@ -37,10 +37,10 @@ class TreeFacts:
     options_off: dict[str, str] = field(default_factory=dict)
     """Settings the project declares off by default, and nowhere on (`ImportFacts.options`),
     each with the first file declaring it: code a test of one of them turns on is optional."""
-    submodules: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    submodules: dict[str, tuple[str, bool, frozenset[str]]] = field(default_factory=dict)
     """Git submodules priced apart (`discover/submodules.py`): path -> (URL, whether only its
-    native sources are: the product imports its Python at load). The tree's key covers
-    `.gitmodules`."""
+    native sources are: the product imports its Python at load, the sources in it that the
+    product's own build compiles: the product's). The tree's key covers `.gitmodules`."""
 
     def workloads_of(self, paths: Iterable[str]) -> tuple[str, ...]:
         found = set().union(*(self.workloads.get(p, frozenset()) for p in paths))
@@ -65,7 +65,7 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "older": _reasons(tree.older),
         "workloads": [[path, sorted(kinds)] for path, kinds in sorted(tree.workloads.items())],
         "options_off": [[name, path] for name, path in sorted(tree.options_off.items())],
-        "submodules": [[path, url, native_only] for path, (url, native_only) in sorted(tree.submodules.items())],
+        "submodules": [[path, url, native_only, sorted(built)] for path, (url, native_only, built) in sorted(tree.submodules.items())],
     }
 
 
@@ -100,8 +100,8 @@ def tree_from_json(data: Any) -> TreeFacts:
         options_off[expect_str(name)] = expect_str(path)
     submodules = {}
     for item in expect_list(data["submodules"]):
-        path, url, native_only = expect_list(item, length=3)
-        submodules[expect_str(path)] = (expect_str(url), expect_bool(native_only))
+        path, url, native_only, built = expect_list(item, length=4)
+        submodules[expect_str(path)] = (expect_str(url), expect_bool(native_only), _strings(built))
     return TreeFacts(reach, _strings(data["entry_points"]), _reasons_from(data["older"]), workloads, options_off, submodules)
 
 

@@ -22,7 +22,7 @@ PRODUCT_ROLES = frozenset({"library", "script"})
 class Roles:
     """A file's role from the judgement's path conventions and the project's entry points."""
 
-    def __init__(self, judgement: Judgement, entry_points: Iterable[str] = (), submodules: Mapping[str, tuple[str, bool]] | None = None) -> None:
+    def __init__(self, judgement: Judgement, entry_points: Iterable[str] = (), submodules: Mapping[str, tuple[str, bool, frozenset[str]]] | None = None) -> None:
         self.judgement = judgement
         self.entry_points = frozenset(entry_points)
         self.submodules = dict(submodules or {})
@@ -65,9 +65,11 @@ class Roles:
 
     def optional(self, path: str) -> Reason | None:
         """Experimental code and third-party submodules, priced apart: the evidence, or None."""
-        for folder, (url, native_only) in self.submodules.items():
+        for folder, (url, native_only, built) in self.submodules.items():
             if not path.startswith(folder + "/"):
                 continue
+            if path in built or any(path.startswith(source) for source in built if source.endswith("/")):
+                return None  # compiled by the product's own build: its kernels
             where = f" ({url})" if url else ""
             if not native_only:
                 return Reason("role.submodule", f"{path} is in the git submodule `{folder}`{where}, which the product does not import at load")
