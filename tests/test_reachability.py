@@ -259,7 +259,8 @@ at::Tensor KNearestNeighborIdx(const at::Tensor& p1) {
 
 
 def test_a_cuda_kernel_beside_a_cpu_implementation_of_its_op_keeps_a_fallback(tmp_path: Path) -> None:
-    # knn.cu and knn_cpu.cpp, and a header that dispatches on the device to the CPU twin
+    # knn.cu and knn_cpu.cpp, and a header that dispatches on the device to the CPU twin:
+    # a fallback a TPU tensor reaches once the caller moves it to the host (major, audit P)
     write(tmp_path, {
         "geo/__init__.py": "from geo import _C\n",
         "geo/csrc/knn/knn.cu": CUDA_KERNEL,
@@ -269,7 +270,7 @@ def test_a_cuda_kernel_beside_a_cpu_implementation_of_its_op_keeps_a_fallback(tm
     })  # fmt: skip
     assert [k for k in kernels(tmp_path) if k[0] == "CK003"] == [
         ("CK003", "geo/csrc/blend/blend.cu", 1, 1, "blocker", False),
-        ("CK003", "geo/csrc/knn/knn.cu", 1, 1, "info", True),
+        ("CK003", "geo/csrc/knn/knn.cu", 1, 1, "major", True),
     ]
     result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
     (knn,) = [f for f in result.findings if f.path == "geo/csrc/knn/knn.cu" and f.rule == "CK003"]
@@ -277,6 +278,29 @@ def test_a_cuda_kernel_beside_a_cpu_implementation_of_its_op_keeps_a_fallback(tm
         "rule": "fallback.cpu-twin",
         "evidence": "geo/csrc/knn/knn.h dispatches on the device to `KNearestNeighborIdxCpu` in geo/csrc/knn/knn_cpu.cpp",
     }
+
+
+def test_one_cpp_file_holding_the_cpu_op_and_the_dispatch_is_a_twin(tmp_path: Path) -> None:
+    # audit P (Hunyuan3D-2): raster.cpp defines raster_cpu and calls it when the tensor is
+    # on the CPU, beside raster_gpu.cu. Adversarial: a C++ file of another op, and one that
+    # defines a `_cpu` function without a device test, keep no fallback
+    dispatch = (
+        "at::Tensor raster_cpu(at::Tensor v) { return v; }\n"
+        "at::Tensor raster(at::Tensor v) { if (v.get_device() == -1) return raster_cpu(v); return raster_gpu(v); }\n"
+    )
+    write(tmp_path, {
+        "tex/__init__.py": "from tex import _C\n",
+        "tex/csrc/raster.cpp": dispatch,
+        "tex/csrc/raster_gpu.cu": CUDA_KERNEL,
+        "tex/csrc/blur_gpu.cu": CUDA_KERNEL,
+        "mesh/csrc/bake.cpp": "at::Tensor bake_cpu(at::Tensor v) { return v; }\nat::Tensor bake(at::Tensor v) { return bake_cpu(v); }\n",
+        "mesh/csrc/bake_gpu.cu": CUDA_KERNEL,
+    })  # fmt: skip
+    assert [k for k in kernels(tmp_path) if k[0] == "CK003"] == [
+        ("CK003", "mesh/csrc/bake_gpu.cu", 1, 1, "blocker", False),
+        ("CK003", "tex/csrc/blur_gpu.cu", 1, 1, "blocker", False),
+        ("CK003", "tex/csrc/raster_gpu.cu", 1, 1, "major", True),
+    ]
 
 
 def test_an_unrelated_or_unwired_cpu_source_keeps_no_fallback(tmp_path: Path) -> None:

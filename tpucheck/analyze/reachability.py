@@ -299,6 +299,18 @@ def _wired_twins(native_files: list[str], read: Callable[[str], str | None], jud
                 for kernel in kernels:
                     out[kernel] = Reason("fallback.cpu-twin", f"{candidate} dispatches on the device to `{called}` in {cpu_path}")
                 break
+    for path in native_files:  # one C++ file holding the CPU implementation and the dispatch
+        if path.endswith(_NATIVE) or twin.search(path.rpartition("/")[2]) is not None:
+            continue
+        folder, stem = path.rpartition("/")[0], _op_stem(path)
+        kernels = [p for p in sources if p.rpartition("/")[0] == folder and _op_stem(p) == stem and p not in out]
+        text = read(path) or "" if kernels else ""
+        if not kernels or not dispatch.search(text):
+            continue
+        called = next((n for n in _defined_functions(text) if n.endswith("_cpu") and len(re.findall(rf"\b{re.escape(n)}\s*\(", text)) > 1), None)
+        if called is not None:
+            for kernel in kernels:
+                out[kernel] = Reason("fallback.cpu-twin", f"{path} dispatches on the device to its own `{called}`")
     return out
 
 

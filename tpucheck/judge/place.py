@@ -182,10 +182,10 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
 
 def _kernel_fallback(severity: str, because: list[Reason], scoring: Scoring) -> str:
     """A kernel (or a CUDA-only package) that keeps a working fallback: info when a TPU
-    host takes the fallback by itself, else at most a small check (rules/judgement.yaml
-    `score.kernel_fallback`)."""
+    host takes the fallback by itself, major when a TPU tensor reaches it only after a
+    known edit, else at most a small check (rules/judgement.yaml `score.kernel_fallback`)."""
     kept = next((r.rule for r in because if r.rule.startswith(("guard.", "fallback.", "alternative."))), None)
-    cap = "info" if kept in scoring.kernel_info_guards else scoring.kernel_fallback
+    cap = "info" if kept in scoring.kernel_info_guards else "major" if kept in scoring.kernel_edit_guards else scoring.kernel_fallback
     lowered = SEVERITIES[max(SEVERITIES.index(severity), SEVERITIES.index(cap))]
     if lowered != severity:
         because.append(Reason("severity.kernel-fallback", f"a kernel or CUDA-only package with a working fallback: {lowered}"))

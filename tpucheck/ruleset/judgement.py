@@ -106,6 +106,9 @@ class Scoring:
     """Each further product file built on a CUDA-only stack: its part of the rework."""
     kernel_info_guards: frozenset[str] = frozenset()
     """Why-rules of a kept fallback that a TPU host takes by itself: a kernel behind one is info."""
+    kernel_edit_guards: frozenset[str] = frozenset()
+    """Why-rules of a fallback that a TPU tensor reaches only after a known edit (a C++
+    dispatcher's CPU twin takes CPU tensors, and a TPU tensor is not one): major."""
     kernel_fallback: str = "minor"
     """The most a kernel with any other kept fallback weighs."""
     guarded_guards: frozenset[str] = frozenset()
@@ -260,6 +263,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             core_subsystem_rules=frozenset(score_raw.get("core", {}).get("subsystem_rules", ())),
             stack_file_hours=_range(score_raw["stack_file_hours"]),
             kernel_info_guards=frozenset(score_raw["kernel_fallback"]["info"]),
+            kernel_edit_guards=frozenset(score_raw["kernel_fallback"].get("edit", ())),
             kernel_fallback=score_raw["kernel_fallback"]["otherwise"],
             guarded_guards=frozenset(score_raw["guarded"]["guards"]),
             guarded_cap=score_raw["guarded"]["at_most"],
