@@ -303,6 +303,35 @@ def test_one_cpp_file_holding_the_cpu_op_and_the_dispatch_is_a_twin(tmp_path: Pa
     ]
 
 
+def test_a_build_of_twinned_sources_only_keeps_their_fallback(tmp_path: Path) -> None:
+    # audit P (Hunyuan3D-2's setup.py): a build whose every CUDA source has a wired CPU
+    # twin is the same edit (leave the .cu out); adversarial: a build that also compiles a
+    # kernel without one stays on the main path
+    dispatch = (
+        "at::Tensor raster_cpu(at::Tensor v) { return v; }\n"
+        "at::Tensor raster(at::Tensor v) { if (v.get_device() == -1) return raster_cpu(v); return raster_gpu(v); }\n"
+    )
+    setup = (
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+        "setup(ext_modules=[CUDAExtension('tex_ext', ['csrc/raster.cpp', 'csrc/raster_gpu.cu'])])\n"
+    )
+    write(tmp_path / "a", {
+        "tex/__init__.py": "import tex_ext\n",
+        "tex/csrc/raster.cpp": dispatch,
+        "tex/csrc/raster_gpu.cu": CUDA_KERNEL,
+        "tex/setup.py": setup,
+    })  # fmt: skip
+    write(tmp_path / "b", {
+        "tex/__init__.py": "import tex_ext\n",
+        "tex/csrc/raster.cpp": dispatch,
+        "tex/csrc/raster_gpu.cu": CUDA_KERNEL,
+        "tex/csrc/blur_gpu.cu": CUDA_KERNEL,
+        "tex/setup.py": setup.replace("'csrc/raster_gpu.cu'", "'csrc/raster_gpu.cu', 'csrc/blur_gpu.cu'"),
+    })  # fmt: skip
+    assert [k[:5] for k in kernels(tmp_path / "a") if k[0] == "CK001"] == [("CK001", "tex/setup.py", 3, 20, "major")]
+    assert [k[:5] for k in kernels(tmp_path / "b") if k[0] == "CK001"] == [("CK001", "tex/setup.py", 3, 20, "blocker")]
+
+
 def test_an_unrelated_or_unwired_cpu_source_keeps_no_fallback(tmp_path: Path) -> None:
     # Issue 23: an unrelated `nms_cpu.cpp` lifted every `.cu` beside it. A CPU source of
     # another op, or a twin nothing dispatches to, keeps no fallback.

@@ -260,7 +260,24 @@ def reachability_of(
             evidence[path] = reason
     # The names optional JIT builds write judge the build calls' own findings, after the
     # sources are linked: a short name (`load("fused", ...)`) must not claim other files.
-    return Reachability(optional_files | frozenset(native_optional), ext_optional | frozenset(built_optionally), evidence, other_accelerator, built, engines)
+    twinned = _twinned_builds(declared, twins, native_files)
+    for name, reason in twinned.items():
+        evidence.setdefault(name, reason)
+    return Reachability(
+        optional_files | frozenset(native_optional), ext_optional | frozenset(built_optionally) | frozenset(twinned), evidence, other_accelerator, built, engines
+    )
+
+
+def _twinned_builds(declared: dict[str, set[str]], twins: dict[str, Reason], native_files: list[str]) -> dict[str, Reason]:
+    """Extension builds whose every CUDA source keeps a CPU twin: the build itself (CK001
+    in setup.py) keeps the same fallback, reached by leaving the `.cu` out."""
+    present = set(native_files)
+    out: dict[str, Reason] = {}
+    for name, sources in declared.items():
+        cuda = sorted(p for p in sources if p in present and p.endswith(_NATIVE))
+        if cuda and all(p in twins for p in cuda):
+            out[name] = twins[cuda[0]]
+    return out
 
 
 def _engine(module: str, engines: tuple[str, ...]) -> bool:
