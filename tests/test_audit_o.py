@@ -197,3 +197,26 @@ def test_one_value_repeated_across_recipe_configs_is_one_edit() -> None:
     # adversarial: code files, and other values, are separate edits
     assert hours([nccl(f"pkg/m{n}.py") for n in range(3)]) == round(3 * one, 6)
     assert hours([nccl("options/a.yml"), nccl("options/b.yml", "'NCCL'")]) == round(2 * one, 6)
+
+
+def test_a_report_beside_the_import_in_the_try_is_still_an_import_attempt(tmp_path: Path) -> None:
+    code = """\
+        try:
+            from xformers.ops import memory_efficient_attention as xformers_attn
+            print("xformers is installed")
+        except:
+            print("xformers is not installed")
+            xformers_attn = None
+        """
+    work = """\
+        import torch
+        try:
+            from xformers.ops import memory_efficient_attention as xformers_attn
+            torch.cuda.synchronize()
+        except:
+            xformers_attn = None
+        """
+    # blind set 10 (FramePack): the optional attention imports print whether they loaded;
+    # adversarial: a try doing work beside the import is error handling
+    assert found(tmp_path / "a", "pkg/attn.py", code, ("DEP003",)) == [("DEP003", 2, 10, "info")]
+    assert found(tmp_path / "b", "pkg/attn.py", work, ("DEP003",)) == [("DEP003", 3, 10, "blocker")]

@@ -31,7 +31,7 @@ def handler_keeps_fallback(handler: cst.ExceptHandler | cst.ExceptStarHandler, b
     whose caller selects SDPA when xformers is absent)."""
     guards = names.index.guards
     imports = tried_packages(body)
-    if imports and (_catches(handler, guards.import_exceptions) or _broad_import_catch(handler, body, guards.broad_exceptions)):
+    if imports and (_catches(handler, guards.import_exceptions) or _broad_import_catch(handler, body, guards.broad_exceptions, names)):
         return not _reraises(handler.body.body, imports)
     if _calls_cuda(body, names) and _catches(handler, guards.call_exceptions):
         return _provides_alternative(handler.body.body, imports, names)
@@ -48,8 +48,9 @@ def _reraises(statements: Sequence[cst.CSTNode], imported: frozenset[str]) -> bo
     return False
 
 
-def _broad_import_catch(handler: cst.ExceptHandler | cst.ExceptStarHandler, body: Sequence[cst.CSTNode], broad: frozenset[str]) -> bool:
-    """A bare `except:` or `except Exception:` around imports and flag assignments only."""
+def _broad_import_catch(handler: cst.ExceptHandler | cst.ExceptStarHandler, body: Sequence[cst.CSTNode], broad: frozenset[str], names: Names) -> bool:
+    """A bare `except:` or `except Exception:` around imports, flag assignments and reports
+    only (`print('xformers is installed')`: a report fails nothing an import would not)."""
     if handler.type is not None and not _catches(handler, broad):
         return False
     for statement in body:
@@ -60,6 +61,8 @@ def _broad_import_catch(handler: cst.ExceptHandler | cst.ExceptStarHandler, body
                 continue
             if isinstance(small, cst.Assign) and isinstance(small.value, (cst.Name, cst.SimpleString, cst.Integer)):
                 continue  # a flag (`HAS_X = True`) or a constant
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and quiet_call(small.value, names):
+                continue
             return False
     return True
 
@@ -155,7 +158,7 @@ def import_flags(statement: cst.Try | cst.TryStar, names: Names) -> set[str]:
         return set()
     found: set[str] = set()
     for handler in statement.handlers:
-        if not (_catches(handler, guards.import_exceptions) or _broad_import_catch(handler, statement.body.body, guards.broad_exceptions)):
+        if not (_catches(handler, guards.import_exceptions) or _broad_import_catch(handler, statement.body.body, guards.broad_exceptions, names)):
             continue
         for line in handler.body.body:
             for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
