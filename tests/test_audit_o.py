@@ -220,3 +220,23 @@ def test_a_report_beside_the_import_in_the_try_is_still_an_import_attempt(tmp_pa
     # adversarial: a try doing work beside the import is error handling
     assert found(tmp_path / "a", "pkg/attn.py", code, ("DEP003",)) == [("DEP003", 2, 10, "info")]
     assert found(tmp_path / "b", "pkg/attn.py", work, ("DEP003",)) == [("DEP003", 3, 10, "blocker")]
+
+
+def test_a_copy_made_to_draw_or_save_a_result_is_output_not_a_step(tmp_path: Path) -> None:
+    code = """\
+        import torch
+        from PIL import Image
+        from torchvision.transforms import ToPILImage
+
+
+        def save_frames(frames, writer):
+            for n, frame in enumerate(frames):
+                ToPILImage()(frame.cpu()).save(f"{n}.png")
+                Image.fromarray(frame.cpu().numpy()).save(f"{n}.jpg")
+                writer.add_image("frame", frame.cpu(), n)
+                kept = frame.cpu()
+                torch.save(kept, f"{n}.pt")
+        """
+    # audit P (VideoMAE's visualisation frames, Hunyuan3D-2's PIL conversion); adversarial:
+    # a copy bound to a name in the loop stays a per-step copy
+    assert found(tmp_path, "pkg/vis.py", code, ("HS010",)) == [("HS010", 11, 22, "info")]

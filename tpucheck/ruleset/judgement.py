@@ -48,6 +48,11 @@ class Guards:
     """Calls that only report (print, warnings, logging): a handler made of these and
     `pass` provides no alternative."""
     quiet_methods: frozenset[str] = frozenset()
+    output_calls: tuple[str, ...] = ()
+    """Calls that turn device values into an image, a plot, audio or a log entry
+    (`Image.fromarray`, `ToPILImage()(x)`, `cv2.imwrite`): a copy to the host among their
+    arguments is how a result leaves the device, not a step's sync."""
+    output_methods: frozenset[str] = frozenset()
     cuda_words: frozenset[str] = frozenset()
     """Words of a skip condition that make the test a CUDA path (as opposed to a skip on
     any missing feature)."""
@@ -205,6 +210,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         call_exceptions=frozenset(guards_raw.get("call_exceptions", ())),
         quiet_calls=tuple(guards_raw.get("quiet_calls", ())),
         quiet_methods=frozenset(guards_raw.get("quiet_methods", ())),
+        output_calls=tuple(guards_raw.get("output_calls", ())),
+        output_methods=frozenset(guards_raw.get("output_methods", ())),
         cuda_words=frozenset(guards_raw.get("cuda_words", ())),
         tpu_names=regex(guards_raw.get("tpu_names"), "guards", "tpu_names"),
         tpu_modules=tuple(guards_raw.get("tpu_modules", ())),

@@ -82,6 +82,9 @@ class Frame(NamedTuple):
     """Inside a type annotation: only calls are uses there."""
     report: bool = False
     """In the arguments of a print, warning or log call: it reports, it runs nothing a TPU lacks."""
+    output: bool = False
+    """In the arguments of a call that turns values into an image, a plot or audio
+    (`guards.output_calls`): a copy to the host there is output, not a step's sync."""
     default: bool = False
     """In a parameter's default value: callers override it."""
     storing: bool = False

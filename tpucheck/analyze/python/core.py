@@ -81,6 +81,8 @@ class Hit:
     """In the arguments of a print, warning or log call."""
     default: bool = False
     """In a parameter's default value."""
+    output: bool = False
+    """In the arguments of a call that makes an image, a plot or audio of its values."""
 
     @property
     def guarded(self) -> bool:
@@ -144,6 +146,7 @@ class BaseWalker:
         """Every name bound as an alias so far, in any scope: names outside it (nearly all)
         skip the scope walk that asks whether they are one."""
         self._quiet: dict[str, bool] = {}
+        self._output: dict[str, bool] = {}
         self.callee: cst.CSTNode | None = None
         """The callee (or decorator) being walked: a name there is claimed by call rules."""
 
@@ -201,7 +204,7 @@ class BaseWalker:
         self.hits.append(
             Hit(
                 rule_matcher, node, frame.guard, detail, start, frame.in_loop, frame.functions, frame.decorators,
-                frame.guard_test, frame.periodic, frame.role, on_host, frame.report, frame.default,
+                frame.guard_test, frame.periodic, frame.role, on_host, frame.report, frame.default, frame.output,
             )
         )
 

@@ -251,6 +251,8 @@ def _shifted(shifts: dict[int, tuple[int, int]], line: int, column: int) -> int:
 def _inside(where: Where, hit: Hit) -> bool:
     if hit.periodic:  # `if step % N == 0:` runs once every N steps: not per-step code
         return False
+    if hit.output:  # `Image.fromarray(x.cpu().numpy())`: how a result leaves the device
+        return False
     if where.loop and hit.in_loop:
         return True
     if where.functions and any(fnmatchcase(f, p) for f in hit.functions for p in where.functions):

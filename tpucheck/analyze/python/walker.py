@@ -149,7 +149,8 @@ class Walker(StatementWalker):
         elif method is not None:
             positions = device.methods.get(method, ())
         quiet = (method is not None and method in index.guards.quiet_methods) or (qualified is not None and self.quiet(qualified))
-        with self.enter(report=True) if quiet else self.enter():
+        output = not self.frame.output and self.makes_output(func, qualified, method)
+        with self.enter(report=True) if quiet else self.enter(output=True) if output else self.enter():
             position = 0
             for arg in node.args:
                 if arg.keyword is not None:
@@ -157,6 +158,22 @@ class Walker(StatementWalker):
                 else:
                     self.walk(arg.value, ARGUMENT if position in positions and not arg.star else None)
                     position += 1
+
+    def makes_output(self, func: cst.BaseExpression, qualified: str | None, method: str | None) -> bool:
+        """Whether a call turns its arguments into an image, a plot or audio (`guards.
+        output_calls` / `output_methods`), or is a call of such a call's result
+        (`ToPILImage()(x)`), memoised by name."""
+        guards = self.index.guards
+        if method is not None and method in guards.output_methods:
+            return True
+        if qualified is None and isinstance(func, cst.Call):
+            qualified = self.qualified(func.func)
+        if qualified is None:
+            return False
+        found = self._output.get(qualified)
+        if found is None:
+            found = self._output[qualified] = any(fnmatchcase(qualified, p) for p in guards.output_calls)
+        return found
 
     def quiet(self, qualified: str) -> bool:
         """Whether a callee only reports (print, warnings.warn, logging.*), memoised: the
