@@ -240,3 +240,32 @@ def test_a_copy_made_to_draw_or_save_a_result_is_output_not_a_step(tmp_path: Pat
     # audit P (VideoMAE's visualisation frames, Hunyuan3D-2's PIL conversion); adversarial:
     # a copy bound to a name in the loop stays a per-step copy
     assert found(tmp_path, "pkg/vis.py", code, ("HS010",)) == [("HS010", 11, 22, "info")]
+
+
+def test_an_option_the_launch_scripts_turn_on_is_the_main_path(tmp_path: Path) -> None:
+    code = """\
+        import argparse
+
+        import torch
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--fp16", action="store_true")
+        args = parser.parse_args()
+        if args.fp16:
+            scaler = torch.cuda.amp.GradScaler()
+        """
+
+    def scaler(root: Path, script: str | None) -> list[tuple[str, int, bool, str]]:
+        root.mkdir()
+        (root / "train.py").write_text(dedent(code))
+        if script is not None:
+            (root / "scripts").mkdir()
+            (root / "scripts" / "run.sh").write_text(script)
+        result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+        return [(f.rule, f.span.line, f.guarded, f.because[0].rule) for f in result.findings if f.rule == "CA015"]
+
+    # audit P (VideoMAE: every shipped finetune script passes --enable_deepspeed);
+    # adversarial: scripts that leave the option alone, or none, keep it optional
+    assert scaler(tmp_path / "a", "python train.py --fp16 --lr 1e-4\n") == [("CA015", 9, False, "option.launched")]
+    assert scaler(tmp_path / "b", "# python train.py --fp16 was slower\npython train.py --lr 1e-4\n") == [("CA015", 9, True, "guard.option")]
+    assert scaler(tmp_path / "c", None) == [("CA015", 9, True, "guard.option")]

@@ -399,7 +399,10 @@ def _compute_tree_facts(
     reach = reachability_of(python, native, facts, roles.supporting, judgement, read)
     workloads = {path: frozenset(fact.workloads) for path in python if not roles.supporting(path) and (fact := facts(path)) is not None and fact.workloads}
     apart = _submodules_apart(parse_submodules(gitmodules), python, facts, native, read)
-    return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads, _options_off(python, facts), apart)
+    options_off = _options_off(python, facts)
+    launched = _options_launched([f.path for f in found.files], read, options_off)
+    options_off = {name: path for name, path in options_off.items() if name not in launched}
+    return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads, options_off, apart, launched)
 
 
 def _submodules_apart(
@@ -480,6 +483,25 @@ def _product_build_sources(submodules: dict[str, str], python: Sequence[str], fa
     return sources
 
 
+_LAUNCHERS = (".sh", ".bash", ".slurm", ".sbatch")
+_PASSED_FLAG = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*)")
+_SHELL_COMMENT = re.compile(r"(?:^|(?<=\s))#.*$", re.MULTILINE)
+
+
+def _options_launched(paths: Iterable[str], read: Callable[[str], str | None], options_off: dict[str, str]) -> dict[str, str]:
+    """Settings off by default that the project's own launch scripts turn on (`--enable_
+    deepspeed` in every shipped `scripts/*.sh`), each with the first script passing it: the
+    way the product is run takes that branch, so it is the main path, not an option."""
+    found: dict[str, str] = {}
+    for path in sorted(p for p in paths if p.lower().endswith(_LAUNCHERS)):
+        text = _SHELL_COMMENT.sub("", read(path) or "")  # `# --fp16 was slower` passes nothing
+        for flag in _PASSED_FLAG.findall(text):
+            name = flag.replace("-", "_")
+            if name in options_off:
+                found.setdefault(name, path)
+    return found
+
+
 def _options_off(python: Iterable[str], facts: Callable[[str], ImportFacts | None]) -> dict[str, str]:
     """Settings declared off by default somewhere in the project and on nowhere, each with
     the first file (in path order) declaring it: a name declared both ways (two config
@@ -509,7 +531,9 @@ def assemble(
     what the user asked to and scores."""
     tree = tree or TreeFacts()
     rules = ruleset.by_id()
-    placement = Placement(Roles(ruleset.judgement, tree.entry_points, tree.submodules), tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off)
+    placement = Placement(
+        Roles(ruleset.judgement, tree.entry_points, tree.submodules), tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off, tree.options_launched
+    )
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)

@@ -41,6 +41,9 @@ class TreeFacts:
     """Git submodules priced apart (`discover/submodules.py`): path -> (URL, whether only its
     native sources are: the product imports its Python at load, the sources in it that the
     product's own build compiles: the product's). The tree's key covers `.gitmodules`."""
+    options_launched: dict[str, str] = field(default_factory=dict)
+    """Settings off by default that the project's launch scripts turn on, each with the
+    first script passing it: not optional (and not in `options_off`)."""
 
     def workloads_of(self, paths: Iterable[str]) -> tuple[str, ...]:
         found = set().union(*(self.workloads.get(p, frozenset()) for p in paths))
@@ -66,13 +69,14 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "workloads": [[path, sorted(kinds)] for path, kinds in sorted(tree.workloads.items())],
         "options_off": [[name, path] for name, path in sorted(tree.options_off.items())],
         "submodules": [[path, url, native_only, sorted(built)] for path, (url, native_only, built) in sorted(tree.submodules.items())],
+        "options_launched": [[name, path] for name, path in sorted(tree.options_launched.items())],
     }
 
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules"}:
-        raise TypeError("tree facts must be an object with exactly their six fields")
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched"}:
+        raise TypeError("tree facts must be an object with exactly their seven fields")
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
@@ -102,7 +106,11 @@ def tree_from_json(data: Any) -> TreeFacts:
     for item in expect_list(data["submodules"]):
         path, url, native_only, built = expect_list(item, length=4)
         submodules[expect_str(path)] = (expect_str(url), expect_bool(native_only), _strings(built))
-    return TreeFacts(reach, _strings(data["entry_points"]), _reasons_from(data["older"]), workloads, options_off, submodules)
+    launched = {}
+    for item in expect_list(data["options_launched"]):
+        name, path = expect_list(item, length=2)
+        launched[expect_str(name)] = expect_str(path)
+    return TreeFacts(reach, _strings(data["entry_points"]), _reasons_from(data["older"]), workloads, options_off, submodules, launched)
 
 
 def _reasons(reasons: dict[str, Reason]) -> list[list[Any]]:

@@ -41,6 +41,8 @@ class Placement:
     scoring: Scoring = field(default_factory=Scoring)
     options_off: dict[str, str] = field(default_factory=dict)
     """Settings the project declares off by default, and where (TreeFacts.options_off)."""
+    options_launched: dict[str, str] = field(default_factory=dict)
+    """Settings off by default that the project's launch scripts turn on (TreeFacts)."""
 
     def older_version(self, path: str) -> Reason | None:
         folder = path
@@ -108,6 +110,7 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
     for match, fingerprint in zip(matches, prints, strict=True):
         rule = rules[match.rule_id]
         reasons, guarded = _settle_pending(match, placement.options_off, result.path)
+        reasons, guarded = _launched(reasons, guarded, placement.options_launched, result.path)
         because = [reason.located(result.path) for reason in reasons]
         fallback = _fallback(match, rule, result, reach) if not guarded and (optional_file or rule.inventory == "kernel") else None
         if fallback is not None:
@@ -216,6 +219,24 @@ def _settle_pending(match: RawMatch, options_off: dict[str, str], path: str) -> 
         if declared is not None:
             return (Reason("guard.option", f"{test.located(path).evidence}; `{name}` is off by default ({declared})"), *rest), True
     return rest, match.guarded
+
+
+def _launched(reasons: tuple[Reason, ...], guarded: bool, launched: dict[str, str], path: str) -> tuple[tuple[Reason, ...], bool]:
+    """An option guard (`if args.enable_deepspeed:`) on a setting the project's own launch
+    scripts turn on is no guard: the product is run with it on. The finding keeps its full
+    weight and says which script turns it on."""
+    if not launched or not guarded:
+        return reasons, guarded
+    first = next((r for r in reasons if r.rule.startswith(("guard.", "fallback.", "alternative."))), None)
+    if first is None or first.rule != "guard.option":
+        return reasons, guarded
+    name = first.evidence.strip("`").removeprefix("not ").strip().rstrip(":").split(";")[0].strip("`").rpartition(".")[2].strip()
+    script = launched.get(name)
+    if script is None:
+        return reasons, guarded
+    rest = tuple(r for r in reasons if r is not first)
+    still = any(r.rule.startswith(("guard.", "fallback.", "alternative.")) for r in rest)
+    return (*rest, Reason("option.launched", f"`{name}` is turned on by {script}: the product runs with it")), still
 
 
 def _guarded(severity: str, because: list[Reason], scoring: Scoring) -> str:
