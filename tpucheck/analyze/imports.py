@@ -73,6 +73,9 @@ platform. `if TYPE_CHECKING:` is, since its imports never run."""
 
 
 _REBIND = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(?!None\b)[A-Za-z_][\w.]*\s*\(")
+_GIVES_UP = re.compile(r"^(?:raise\b|(?:sys\.)?exit\s*\(|quit\s*\()")
+"""A handler statement that stops the module (`raise ImportError("install it")`,
+`sys.exit(1)`): the import is required, the handler only says so."""
 
 
 def _bound_names(names: str | None, plain: str | None) -> set[str]:
@@ -96,8 +99,9 @@ def scan_imports(text: str) -> list[Import]:
     An import made optional only by its `try` is required after all when the `except`
     clause binds the same name to something a call makes (`_C = build_and_load()`, a
     just-in-time build of the same extension): the handler provides the module another
-    way, not a path without it. A handler that warns, or binds the name to None, keeps
-    the import optional."""
+    way, not a path without it; or when the handler raises or exits (audit Q:
+    `except ImportError: logging.warning(...); raise ImportError(...)`). A handler that
+    warns, or binds the name to None, keeps the import optional."""
     out: list[Import] = []
     tries: dict[int, tuple[list[int], set[str]]] = {}  # try indent -> (imports only it makes optional, names they bind)
     handler: tuple[int, list[int], set[str]] | None = None  # the except clause being read
@@ -134,7 +138,9 @@ def scan_imports(text: str) -> list[Import]:
         if handler is not None:
             if indent <= handler[0]:
                 handler = None
-            elif (rebound := _REBIND.match(stripped)) is not None and rebound.group(1) in handler[2]:
+            elif ((rebound := _REBIND.match(stripped)) is not None and rebound.group(1) in handler[2]) or (
+                _GIVES_UP.match(stripped) is not None and blocks and blocks[-1] == (handler[0], "except")
+            ):
                 for index in handler[1]:
                     out[index] = Import(out[index].level, out[index].module, False, out[index].top)
         header = _BLOCK.match(stripped)
