@@ -24,7 +24,7 @@ from tpucheck.analyze import AnalysisContext, analyze_text, build_context
 from tpucheck.analyze.budget import BudgetExceeded, time_limit
 from tpucheck.analyze.cache import CacheStats, ResultCache
 from tpucheck.analyze.imports import facts_of_bytes, import_facts
-from tpucheck.analyze.reachability import module_name, reachability_of
+from tpucheck.analyze.reachability import build_paths, module_name, reachability_of
 from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
 from tpucheck.config.settings import ScanOptions, Settings, default_jobs
 from tpucheck.discover.sourcetext import SourceTextError, decode
@@ -409,8 +409,8 @@ def _submodules_apart(
     submodules: dict[str, str],
     python: Sequence[str],
     facts: Callable[[str], ImportFacts | None],
-    native: Sequence[str] = (),
-    read: Callable[[str], str | None] = lambda path: None,
+    native: Sequence[str],
+    read: Callable[[str], str | None],
 ) -> dict[str, tuple[str, bool, frozenset[str]]]:
     """The submodules to price apart (path -> (URL, whether only its native sources are,
     the sources in it the product's own build compiles)). A submodule is a dependency kept
@@ -474,12 +474,8 @@ def _product_build_sources(submodules: dict[str, str], python: Sequence[str], fa
         if any(path.startswith(folder + "/") for folder in submodules):
             continue
         fact = facts(path)
-        folder = path.rpartition("/")[0]
         for build in fact.builds if fact is not None else ():
-            for source in build.sources:
-                slash = "/" if source.endswith("/") else ""
-                sources.add(posixpath.normpath(source) + slash)
-                sources.add(posixpath.normpath(posixpath.join(folder, source)) + slash)
+            sources |= build_paths(path, build)
     return sources
 
 

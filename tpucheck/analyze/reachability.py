@@ -321,8 +321,10 @@ def _wired_twins(native_files: list[str], read: Callable[[str], str | None], jud
             continue
         folder, stem = path.rpartition("/")[0], _op_stem(path)
         kernels = [p for p in sources if p.rpartition("/")[0] == folder and _op_stem(p) == stem and p not in out]
-        text = read(path) or "" if kernels else ""
-        if not kernels or not dispatch.search(text):
+        if not kernels:
+            continue
+        text = read(path) or ""
+        if not dispatch.search(text):
             continue
         called = next((n for n in _defined_functions(text) if n.endswith("_cpu") and len(re.findall(rf"\b{re.escape(n)}\s*\(", text)) > 1), None)
         if called is not None:
@@ -464,11 +466,18 @@ def _links(path: str, extensions: Iterable[str], declared: dict[str, set[str]] |
 
 
 def _note_builds(declared: dict[str, set[str]], path: str, builds: Iterable[Build]) -> None:
-    """The CUDA sources each extension build in this file lists, as project paths (a
-    source is relative to the build file's folder or to the project's top)."""
-    folder = path.rpartition("/")[0]
+    """The CUDA sources each extension build in this file lists, as project paths."""
     for build in builds:
-        for source in build.sources:
-            slash = "/" if source.endswith("/") else ""  # a folder: every source under it
-            paths = {posixpath.normpath(source) + slash, posixpath.normpath(posixpath.join(folder, source)) + slash}
-            declared.setdefault(build.name, set()).update(paths)
+        declared.setdefault(build.name, set()).update(build_paths(path, build))
+
+
+def build_paths(path: str, build: Build) -> set[str]:
+    """The sources a build in the file at `path` lists, as project paths: each relative to
+    the build file's folder or to the project's top (the import graph decides which, so
+    both); a folder (`csrc/`) keeps its slash and stands for every source under it."""
+    folder = path.rpartition("/")[0]
+    out: set[str] = set()
+    for source in build.sources:
+        slash = "/" if source.endswith("/") else ""
+        out.update((posixpath.normpath(source) + slash, posixpath.normpath(posixpath.join(folder, source)) + slash))
+    return out

@@ -110,7 +110,7 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
     for match, fingerprint in zip(matches, prints, strict=True):
         rule = rules[match.rule_id]
         reasons, guarded = _settle_pending(match, placement.options_off, result.path)
-        reasons, guarded = _launched(reasons, guarded, placement.options_launched, result.path)
+        reasons, guarded = _launched(reasons, guarded, placement.options_launched)
         because = [reason.located(result.path) for reason in reasons]
         fallback = _fallback(match, rule, result, reach) if not guarded and (optional_file or rule.inventory == "kernel") else None
         if fallback is not None:
@@ -214,14 +214,19 @@ def _settle_pending(match: RawMatch, options_off: dict[str, str], path: str) -> 
         return match.reasons, match.guarded
     rest = tuple(r for r in match.reasons if r.rule != PENDING)
     for test in pending:  # the innermost test first
-        name = test.evidence.strip("`").removeprefix("not ").strip().rpartition(".")[2]
+        name = _setting_name(test.evidence)
         declared = options_off.get(name)
         if declared is not None:
             return (Reason("guard.option", f"{test.located(path).evidence}; `{name}` is off by default ({declared})"), *rest), True
     return rest, match.guarded
 
 
-def _launched(reasons: tuple[Reason, ...], guarded: bool, launched: dict[str, str], path: str) -> tuple[tuple[Reason, ...], bool]:
+def _setting_name(evidence: str) -> str:
+    """The setting a guard's test reads: `not cfg.use_qlora` -> `use_qlora`."""
+    return evidence.strip("`").removeprefix("not ").strip().rstrip(":").split(";")[0].strip("`").rpartition(".")[2].strip()
+
+
+def _launched(reasons: tuple[Reason, ...], guarded: bool, launched: dict[str, str]) -> tuple[tuple[Reason, ...], bool]:
     """An option guard (`if args.enable_deepspeed:`) on a setting the project's own launch
     scripts turn on is no guard: the product is run with it on. The finding keeps its full
     weight and says which script turns it on."""
@@ -230,7 +235,7 @@ def _launched(reasons: tuple[Reason, ...], guarded: bool, launched: dict[str, st
     first = next((r for r in reasons if r.rule.startswith(("guard.", "fallback.", "alternative."))), None)
     if first is None or first.rule != "guard.option":
         return reasons, guarded
-    name = first.evidence.strip("`").removeprefix("not ").strip().rstrip(":").split(";")[0].strip("`").rpartition(".")[2].strip()
+    name = _setting_name(first.evidence)
     script = launched.get(name)
     if script is None:
         return reasons, guarded

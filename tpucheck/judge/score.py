@@ -229,7 +229,7 @@ class Model:
                 continue
             copies.setdefault((finding.rule, f"{bucket(finding)}:{name}"), []).append((share, units))
         for group in copies.values():
-            ranked = sorted(group, key=lambda item: (-item[0].cost, item[0].finding.sort_key() if item[0].finding else ()))
+            ranked = sorted(group, key=lambda item: (-item[0].cost, _sort_key(item[0])))
             folders = {folder_of(ranked[0][0].finding.path)} if ranked[0][0].finding else set()
             out.append(ranked[0][0])
             for share, units in ranked[1:]:

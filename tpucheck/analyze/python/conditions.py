@@ -462,4 +462,3 @@ def host_annotation(names: Names, annotation: cst.BaseExpression) -> bool:
         annotation = annotation.value
     qualified = names.qualified(annotation)
     return qualified is not None and qualified in names.index.host_annotations
-
