@@ -207,6 +207,12 @@ def test_a_report_beside_the_import_in_the_try_is_still_an_import_attempt(tmp_pa
         except:
             print("xformers is not installed")
             xformers_attn = None
+
+
+        def attend(q, k, v):
+            if xformers_attn is not None:
+                return xformers_attn(q, k, v)
+            return q.softmax(-1) @ v
         """
     work = """\
         import torch
@@ -300,3 +306,96 @@ def test_an_import_whose_handler_raises_or_exits_is_required() -> None:
     assert found_imports["texture_baker.TextureBaker"] is False
     assert found_imports["unwrap_ext"] is False
     assert found_imports["fused_ext"] is True
+
+
+def test_a_none_placeholder_nothing_tests_keeps_no_fallback(tmp_path: Path) -> None:
+    """Audits O and Q: `except ImportError: fn = None` then `fn(...)` on the main path is
+    no fallback; a module that asks `if fn is None:` (in a function the screen hollows or
+    not) keeps one. An `assert fn is not None` or `if fn is None: raise` only demands it."""
+    untested = """\
+        import torch
+
+        try:
+            from flash_attn import flash_attn_func
+        except ImportError:
+            flash_attn_func = None
+
+
+        def attend(q, k, v):
+            assert flash_attn_func is not None, "install flash-attn"
+            return flash_attn_func(q, k, v)
+
+
+        def check():
+            if flash_attn_func is None:
+                raise ImportError("flash-attn is required")
+        """
+    assert found(tmp_path / "a", "pkg/attn.py", untested, ("DEP002",)) == [("DEP002", 4, 10, "blocker")]
+    tested = """\
+        import torch
+
+        try:
+            from flash_attn import flash_attn_func
+            from xformers.ops import memory_efficient_attention as mea
+        except ImportError:
+            flash_attn_func, mea = None, None
+            print("flash-attn not found: using SDPA")
+
+
+        def attend(q, k, v):
+            if flash_attn_func is None:
+                return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+            return flash_attn_func(q, k, v)
+        """
+    assert found(tmp_path / "b", "pkg/attn.py", tested, ("DEP002", "DEP003")) == [("DEP002", 4, 10, "info"), ("DEP003", 5, 10, "info")]
+    # a placeholder the module never reads is left to the modules that import it
+    exported = "try:\n    from flash_attn import flash_attn_func\nexcept ImportError:\n    flash_attn_func = None\n"
+    assert found(tmp_path / "c", "pkg/ops.py", exported, ("DEP002",)) == [("DEP002", 2, 10, "info")]
+
+
+def test_a_file_the_launch_scripts_run_is_product_whatever_its_name(tmp_path: Path) -> None:
+    """Audit Q (ImageReward): `test.py` run by `scripts/test.sh` and `train/src/train.py` run by
+    `train/scripts/train_one_node.sh` are how the product is run. Adversarial: a file pytest
+    collects, a pytest line, and a launcher under examples/ settle nothing."""
+    code = 'import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n'
+    files = {
+        "test.py": code,
+        "train/src/train.py": 'import torch\n\nif __name__ == "__main__":\n    model = torch.nn.Linear(2, 2).cuda()\n',
+        "pkg/tool.py": 'import torch\n\nif __name__ == "__main__":\n    model = torch.nn.Linear(2, 2).cuda()\n',
+        "evaluate_test.py": code,
+        "tests/check.py": code,
+        "examples/run.py": code,
+        "scripts/test.sh": "python test.py --ckpt x  # evaluation\npython -m pytest tests/check.py\n",
+        "train/scripts/train_one_node.sh": "cd train\ntorchrun --nproc_per_node 8 \\\n   src/train.py --distributed True\npython evaluate_test.py\n",
+        "examples/go.sh": "python run.py\n",
+    }
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text, encoding="utf-8")
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    roles = {(f.path, f.role, f.severity, tuple(r.rule for r in f.because)) for f in result.findings if f.rule == "CA003"}
+    assert roles == {
+        ("test.py", "script", "major", ("role.launched",)),
+        ("train/src/train.py", "library", "major", ()),
+        ("evaluate_test.py", "test", "minor", ("role.test", "severity.supporting")),
+        ("tests/check.py", "test", "minor", ("role.test", "severity.supporting")),
+        ("examples/run.py", "example", "minor", ("role.example", "severity.supporting")),
+        ("pkg/tool.py", "example", "minor", ("role.main-block", "severity.supporting")),
+    }
+
+
+def test_a_launch_flag_set_false_asks_for_nothing_and_one_flag_is_one_finding(tmp_path: Path) -> None:
+    """Audit R (DeBERTa): `--fp16 False` was read as asking for fp16, and every `--fp16`
+    launch line carried PR001 and PR004. Adversarial: `--fp16 True` and a bare `--fp16`
+    keep one finding each, `dtype=torch.float16` in code keeps PR001."""
+    script = "python run.py --fp16 False --lr 1\npython run.py --fp16 True\npython run.py --fp16\n"
+    assert found(tmp_path, "experiments/run.sh", script, ("PR001", "PR004")) == [("PR004", 2, 15, "major"), ("PR004", 3, 15, "major")]
+    code = "import torch\nx = torch.zeros(2, dtype=torch.float16)\n"
+    assert found(tmp_path, "pkg/m.py", code, ("PR001", "PR004")) == [("PR001", 2, 20, "minor"), ("PR004", 2, 15, "major"), ("PR004", 3, 15, "major")]
+
+
+def test_a_pin_of_a_package_that_installs_on_a_tpu_host_is_no_work(tmp_path: Path) -> None:
+    """Audits M and R: `triton==2.1.0` in a requirements file nothing imports is no work (info);
+    adversarial: the import in code stays work."""
+    assert found(tmp_path, "requirements.txt", "torch\ntriton==3.0.0\n", ("DEP010",)) == [("DEP010", 2, 1, "info")]
+    assert found(tmp_path, "pkg/kern.py", "import triton\n", ("DEP010",)) == [("DEP010", 1, 8, "major"), ("DEP010", 2, 1, "info")]

@@ -717,10 +717,10 @@ def test_optional_extras_report_once_per_package_and_extra_at_most_minor(tmp_pat
     got = [(f.rule, f.span.line, f.span.column, f.severity, f.guarded, f.detail) for f in result.findings]
     assert got == [
         ("DEP002", 3, 18, "blocker", False, "flash-attn"),
-        # xformers installs and imports on a TPU host: listed, it is at most minor
-        ("DEP003", 7, 6, "minor", True, "xformers [extra: cu121]"),
+        # xformers installs and imports on a TPU host: listed, it is no work (its imports are)
+        ("DEP003", 7, 6, "info", True, "xformers [extra: cu121]"),
         ("DEP002", 9, 6, "minor", True, "flash-attn [extra: cu121]"),  # a CUDA-only package kept optional: minor
-        ("DEP003", 11, 11, "minor", True, "xformers [extra: cu118]"),
+        ("DEP003", 11, 11, "info", True, "xformers [extra: cu118]"),
     ]
     assert [r.extra for r in parse_manifest("pyproject.toml", EXTRAS_PYPROJECT)] == [None, "cu121", "cu121", "cu121", "cu118"]
 

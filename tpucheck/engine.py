@@ -36,7 +36,7 @@ from tpucheck.discover.walk import (
 )
 from tpucheck.findings import FileResult, Finding, ImportFacts, ScanError, Skipped
 from tpucheck.gates.finish import Assembled, finish
-from tpucheck.judge.entrypoints import entry_point_paths
+from tpucheck.judge.entrypoints import LAUNCHERS, SHELL_COMMENT, entry_point_paths, launched_paths
 from tpucheck.judge.place import Placement, place
 from tpucheck.judge.roles import Roles
 from tpucheck.judge.verdict import build_result
@@ -395,14 +395,16 @@ def _compute_tree_facts(
     python = [f.path for f in found.files if in_import_graph(f)]
     native = [f.path for f in found.files if "native" in f.kinds]
     entry_points = entry_point_paths([f.path for f in found.files], read)
-    roles = Roles(judgement, entry_points)
+    by_folder = Roles(judgement, entry_points)
+    launched_files = launched_paths([f.path for f in found.files], read, lambda path: not by_folder.supporting(path))
+    roles = Roles(judgement, entry_points, launched=launched_files)
     reach = reachability_of(python, native, facts, roles.supporting, judgement, read)
     workloads = {path: frozenset(fact.workloads) for path in python if not roles.supporting(path) and (fact := facts(path)) is not None and fact.workloads}
     apart = _submodules_apart(parse_submodules(gitmodules), python, facts, native, read)
     options_off = _options_off(python, facts)
     launched = _options_launched([f.path for f in found.files], read, options_off)
     options_off = {name: path for name, path in options_off.items() if name not in launched}
-    return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads, options_off, apart, launched)
+    return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads, options_off, apart, launched, launched_files)
 
 
 def _submodules_apart(
@@ -479,9 +481,7 @@ def _product_build_sources(submodules: dict[str, str], python: Sequence[str], fa
     return sources
 
 
-_LAUNCHERS = (".sh", ".bash", ".slurm", ".sbatch")
 _PASSED_FLAG = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*)")
-_SHELL_COMMENT = re.compile(r"(?:^|(?<=\s))#.*$", re.MULTILINE)
 
 
 def _options_launched(paths: Iterable[str], read: Callable[[str], str | None], options_off: dict[str, str]) -> dict[str, str]:
@@ -489,8 +489,8 @@ def _options_launched(paths: Iterable[str], read: Callable[[str], str | None], o
     deepspeed` in every shipped `scripts/*.sh`), each with the first script passing it: the
     way the product is run takes that branch, so it is the main path, not an option."""
     found: dict[str, str] = {}
-    for path in sorted(p for p in paths if p.lower().endswith(_LAUNCHERS)):
-        text = _SHELL_COMMENT.sub("", read(path) or "")  # `# --fp16 was slower` passes nothing
+    for path in sorted(p for p in paths if p.lower().endswith(LAUNCHERS)):
+        text = SHELL_COMMENT.sub("", read(path) or "")  # `# --fp16 was slower` passes nothing
         for flag in _PASSED_FLAG.findall(text):
             name = flag.replace("-", "_")
             if name in options_off:
@@ -528,7 +528,7 @@ def assemble(
     tree = tree or TreeFacts()
     rules = ruleset.by_id()
     placement = Placement(
-        Roles(ruleset.judgement, tree.entry_points, tree.submodules), tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off, tree.options_launched
+        Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files), tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off, tree.options_launched
     )
     findings: list[Finding] = []
     set_aside: list[Finding] = []

@@ -141,6 +141,11 @@ def options(words: list[Word]) -> Iterator[Option]:
                 yield Option(name, value, word.start, word.end)
 
 
+_OFF = frozenset({"false", "0", "no", "off", "none"})
+"""Values that turn a flag off (`--fp16 False`, `--use_deepspeed 0`): a matcher that names
+no value wants the option on."""
+
+
 def _name_matches(name: str, patterns: tuple[str, ...]) -> bool:
     """A glob holds on the option's name or on its last dotted parts (`accelerator` holds
     on `trainer.accelerator`), as a `config` key pattern does."""
@@ -162,6 +167,8 @@ def analyze_launch(path: str, text: str, rules: list[Rule]) -> list[RawMatch]:
                     continue
                 if matcher.value is not None and (option.value is None or matcher.value.fullmatch(option.value) is None):
                     continue
+                if matcher.value is None and option.value is not None and option.value.lower() in _OFF:
+                    continue  # `--fp16 False` turns the flag off: it asks for nothing
                 if (rule.id, option.start) in seen:
                     continue
                 seen.add((rule.id, option.start))

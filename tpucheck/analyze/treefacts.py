@@ -44,6 +44,9 @@ class TreeFacts:
     options_launched: dict[str, str] = field(default_factory=dict)
     """Settings off by default that the project's launch scripts turn on, each with the
     first script passing it: not optional (and not in `options_off`)."""
+    launched_files: dict[str, str] = field(default_factory=dict)
+    """Python files the project's own launch scripts run, each with the first script that
+    runs it: product code (judge/roles.py)."""
 
     def workloads_of(self, paths: Iterable[str]) -> tuple[str, ...]:
         found = set().union(*(self.workloads.get(p, frozenset()) for p in paths))
@@ -70,13 +73,14 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "options_off": [[name, path] for name, path in sorted(tree.options_off.items())],
         "submodules": [[path, url, native_only, sorted(built)] for path, (url, native_only, built) in sorted(tree.submodules.items())],
         "options_launched": [[name, path] for name, path in sorted(tree.options_launched.items())],
+        "launched_files": [[path, launcher] for path, launcher in sorted(tree.launched_files.items())],
     }
 
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched"}:
-        raise TypeError("tree facts must be an object with exactly their seven fields")
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files"}:
+        raise TypeError("tree facts must be an object with exactly their eight fields")
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
@@ -110,7 +114,11 @@ def tree_from_json(data: Any) -> TreeFacts:
     for item in expect_list(data["options_launched"]):
         name, path = expect_list(item, length=2)
         launched[expect_str(name)] = expect_str(path)
-    return TreeFacts(reach, _strings(data["entry_points"]), _reasons_from(data["older"]), workloads, options_off, submodules, launched)
+    files = {}
+    for item in expect_list(data["launched_files"]):
+        path, launcher = expect_list(item, length=2)
+        files[expect_str(path)] = expect_str(launcher)
+    return TreeFacts(reach, _strings(data["entry_points"]), _reasons_from(data["older"]), workloads, options_off, submodules, launched, files)
 
 
 def _reasons(reasons: dict[str, Reason]) -> list[list[Any]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import configparser
 import posixpath
+import re
 import sys
 from collections.abc import Callable, Iterable
 
@@ -19,7 +20,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["entry_point_paths"]
+__all__ = ["LAUNCHERS", "SHELL_COMMENT", "entry_point_paths", "launched_paths"]
 
 _SCRIPT_GROUPS = ("console_scripts", "gui_scripts")
 
@@ -104,3 +105,63 @@ def _module_files(base: str, module: str, known: frozenset[str]) -> list[str]:
             for suffix in (".py", "/__init__.py", "/__main__.py"):
                 candidates.append(posixpath.normpath(posixpath.join(root, stem + suffix)) if root else stem + suffix)
     return [c for c in candidates if c in known]
+
+
+LAUNCHERS = (".sh", ".bash", ".slurm", ".sbatch")
+"""Shell launch scripts: their command lines are how a team runs the product."""
+_RUNNERS = frozenset({"python", "python3", "torchrun", "accelerate", "deepspeed", "colossalai", "srun", "mpirun", "horovodrun", "uv", "poetry"})
+"""Commands whose line runs a Python file or module (directly or through a launcher)."""
+SHELL_COMMENT = re.compile(r"(?:^|(?<=\s))#.*$", re.MULTILINE)
+_WORD = re.compile(r"[^\s;&|()'\"`]+")
+_PYTEST = re.compile(r"(?:^|[\s/])(?:py\.test|pytest)(?:\s|$)|-m\s+(?:pytest|unittest)\b")
+
+
+def launched_paths(files: Iterable[str], read: Callable[[str], str | None], product: Callable[[str], bool]) -> dict[str, str]:
+    """Python files the project's own launch scripts run, each with the first launcher
+    (in path order) that runs it. Only launchers that are product code count (`product`):
+    a script under `examples/` runs an example. A file pytest collects (`test_*.py`,
+    `*_test.py`) or a line that runs pytest stays a test. A path is resolved against the
+    launcher's folder, then the root, then as the unique file ending with it (`cd train &&
+    python src/train.py`, `${ROOT}/tools/eval.py`)."""
+    paths = sorted(files)
+    python = [p for p in paths if p.endswith(".py")]
+    known = frozenset(python)
+    found: dict[str, str] = {}
+    for launcher in paths:
+        if not launcher.lower().endswith(LAUNCHERS) or not product(launcher):
+            continue
+        text = SHELL_COMMENT.sub("", (read(launcher) or "").replace("\\\n", " "))
+        for line in text.splitlines():
+            words = _WORD.findall(line)
+            if not any(posixpath.basename(w) in _RUNNERS or posixpath.basename(w).startswith("python3.") for w in words) or _PYTEST.search(line):
+                continue
+            for index, word in enumerate(words):
+                if word.endswith(".py"):
+                    target = _resolve(word, posixpath.dirname(launcher), known, python)
+                elif word == "-m" and index + 1 < len(words):
+                    target = next(iter(_module_files("", words[index + 1], known)), None)
+                else:
+                    continue
+                if target is not None and not _collected_by_pytest(target):
+                    found.setdefault(target, launcher)
+    return found
+
+
+def _resolve(word: str, folder: str, known: frozenset[str], python: list[str]) -> str | None:
+    if "$" in word:
+        tail = re.split(r"\$\{?\w+\}?", word)[-1].lstrip("/")
+    elif word.startswith("/"):
+        return None  # an absolute path names a machine's folder, not the project's
+    else:
+        tail = word
+        for candidate in (posixpath.normpath(posixpath.join(folder, word)), posixpath.normpath(word)):
+            if candidate in known:
+                return candidate
+    ending = "/" + posixpath.normpath(tail)
+    matches = [p for p in python if ("/" + p).endswith(ending)]
+    return matches[0] if len(matches) == 1 else None
+
+
+def _collected_by_pytest(path: str) -> bool:
+    name = posixpath.basename(path)
+    return name.startswith("test_") or name.endswith("_test.py")

@@ -81,12 +81,13 @@ def _cap_reason(role: str, fallback_kept: bool) -> Reason:
     return Reason("severity.fallback", "a fallback is kept: at most major")
 
 
-def _role(found: str | None, file_role: str, path: str) -> str:
+def _role(found: str | None, file_role: str, path: str, launched: bool) -> str:
     """Supporting code found inside a product file (a `__main__` block, a benchmark or
     test function) takes its own role; a file already supporting keeps its path's role.
     The `__main__` block of an entry-point script (a file at the root, a script, a
-    command the project exposes) is the product's way in, not an example of it."""
-    if found == "example" and (file_role == "script" or "/" not in path):
+    command the project exposes, a file the project's launch scripts run) is the
+    product's way in, not an example of it."""
+    if found == "example" and (file_role == "script" or "/" not in path or launched):
         return file_role
     return found if found is not None and file_role in PRODUCT_ROLES else file_role
 
@@ -125,7 +126,9 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
         own = _own_extension(match, rule, reach, placement.scoring)
         if own is not None:
             because.append(own)
-        place_role = _role(match.role, file_role, result.path)
+        place_role = _role(match.role, file_role, result.path, result.path in roles.launched)
+        if match.role is not None and place_role != match.role:  # the block's mark did not apply: no reason of it
+            because = [r for r in because if not r.rule.startswith("role.")]
         if role_reason is not None and place_role == file_role:
             because.insert(0, role_reason)
         wanted = match.severity or rule.severity
@@ -136,8 +139,9 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
         elif guarded:
             wanted = _guarded(wanted, because, placement.scoring)
         if rule.installs_on_tpu and result.kind == "manifest":
+            # audits M and R: a pin nothing imports is no work; the imports are reported where they are
             because.append(Reason("severity.install", f"`{match.detail or rule.name}` installs and imports on a TPU host: only its use in code is work"))
-            wanted = SEVERITIES[max(SEVERITIES.index(wanted), SEVERITIES.index("minor"))]
+            wanted = SEVERITIES[max(SEVERITIES.index(wanted), SEVERITIES.index("info"))]
         severity = placed_severity(wanted, place_role, guarded)
         if severity != wanted:
             because.append(_cap_reason(place_role, guarded))

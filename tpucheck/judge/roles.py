@@ -22,9 +22,18 @@ PRODUCT_ROLES = frozenset({"library", "script"})
 class Roles:
     """A file's role from the judgement's path conventions and the project's entry points."""
 
-    def __init__(self, judgement: Judgement, entry_points: Iterable[str] = (), submodules: Mapping[str, tuple[str, bool, frozenset[str]]] | None = None) -> None:
+    def __init__(
+        self,
+        judgement: Judgement,
+        entry_points: Iterable[str] = (),
+        submodules: Mapping[str, tuple[str, bool, frozenset[str]]] | None = None,
+        launched: Mapping[str, str] | None = None,
+    ) -> None:
         self.judgement = judgement
         self.entry_points = frozenset(entry_points)
+        self.launched = dict(launched or {})
+        """Python files the project's launch scripts run -> the first such script
+        (judge/entrypoints.py `launched_paths`): product code, as entry points are."""
         self.submodules = dict(submodules or {})
         """Git submodule path -> (URL, whether only its native sources are apart): other
         repositories pinned inside this one, priced apart (TreeFacts.submodules)."""
@@ -52,6 +61,9 @@ class Roles:
         entry = self.path_role(path)
         if path in self.entry_points and (entry is None or entry.role not in PRODUCT_ROLES):
             return "script", Reason("role.entry-point", f"{path} is a command the project exposes")
+        launcher = self.launched.get(path)
+        if launcher is not None and entry is not None and entry.role not in PRODUCT_ROLES:  # a name or folder said supporting
+            return "script", Reason("role.launched", f"{path} is run by {launcher}")
         if entry is None:
             return "library", None
         matched = next(p for p in entry.paths if p.search(path))

@@ -189,6 +189,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         rationale[entry["id"]] = entry["why"]
     if "entry_points" in raw:
         rationale["role.entry-point"] = raw["entry_points"]["why"]
+        if "launched_why" in raw["entry_points"]:
+            rationale["role.launched"] = raw["entry_points"]["launched_why"]
     if "submodules" in raw:
         rationale["role.submodule"] = raw["submodules"]["why"]
     optional = raw.get("optional_paths", {})

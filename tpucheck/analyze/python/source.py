@@ -140,14 +140,16 @@ def analyze_source(text: str, index: PythonIndex, *, prefilter: bool = True, pat
         return result
     result.parsed = True
     try:
-        result.matches = _matches(parsed, module, index, path)
+        result.matches = _matches(parsed, module, index, path, source=text)
     except RecursionError:
         result.error_kind, result.error_message = "too-deep", "nesting too deep to analyze"
     return result
 
 
-def _matches(text: str, module: cst.Module, index: PythonIndex, path: str = "") -> list[RawMatch]:
-    hits = Walker(index).run(module)
+def _matches(text: str, module: cst.Module, index: PythonIndex, path: str = "", *, source: str) -> list[RawMatch]:
+    """The walk's hits as matches; `text` is what was parsed (perhaps hollowed by the screen),
+    `source` the whole file."""
+    hits = Walker(index).run(module, source)
     if not hits:
         return []
     evidence = {id(mark.node): mark.node for hit in hits for mark in (*_guards(hit), hit.role) if mark is not None}

@@ -25,7 +25,10 @@ ASSIGNMENT = hostdata.ASSIGNMENT
 class StatementWalker(BaseWalker):
     # -- modules and blocks --------------------------------------------------------------
 
-    def run(self, module: cst.Module) -> list[Any]:
+    def run(self, module: cst.Module, source: str | None = None) -> list[Any]:
+        """Walk the module; `source` is its full text when the tree was hollowed by the
+        screen (questions about the whole module read it)."""
+        self.source, self._uses = source if source is not None else module.code, None
         self.bind_module_imports(module.body)
         # `pytestmark = pytest.mark.skipif(<no CUDA>)` skips every test of the module.
         mark = next((s for s in module.body if conditions.module_skip_mark(self, s)), None)
@@ -138,7 +141,7 @@ class StatementWalker(BaseWalker):
                 hit.guard = Guard("guard.option-else", test)
 
     def on_try(self, node: cst.Try | cst.TryStar, ctx: str | None) -> None:
-        handler = next((h for h in node.handlers if excepts.handler_keeps_fallback(h, node.body.body, self)), None)
+        handler = next((h for h in node.handlers if excepts.handler_keeps_fallback(h, node.body.body, self) and self._placeholders_tested(h)), None)
         with self.enter(guard=Guard("guard.except", handler) if handler is not None else self.frame.guard):
             self.walk(node.body)
         self.walk_all(node.handlers)
@@ -146,6 +149,17 @@ class StatementWalker(BaseWalker):
             self.walk(node.orelse)
         if node.finalbody is not None:
             self.walk(node.finalbody)
+
+    def _placeholders_tested(self, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+        """A handler that only binds None placeholders keeps a fallback when the module
+        tests one of them, or reads none of them (excepts.placeholders); the module's name
+        uses are read once, on the first such handler."""
+        bound = excepts.placeholders(handler, self)
+        if not bound:
+            return True
+        if self._uses is None:
+            self._uses = excepts.name_uses(self.source)
+        return not bound.isdisjoint(self._uses.tested) or bound.isdisjoint(self._uses.loaded)
 
     def on_loop(self, node: cst.For | cst.While, ctx: str | None) -> None:
         if isinstance(node, cst.For):
