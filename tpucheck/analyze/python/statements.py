@@ -141,8 +141,9 @@ class StatementWalker(BaseWalker):
                 hit.guard = Guard("guard.option-else", test)
 
     def on_try(self, node: cst.Try | cst.TryStar, ctx: str | None) -> None:
-        handler = next((h for h in node.handlers if excepts.handler_keeps_fallback(h, node.body.body, self) and self._placeholders_tested(h)), None)
-        with self.enter(guard=Guard("guard.except", handler) if handler is not None else self.frame.guard):
+        handler = next((h for h in node.handlers if excepts.handler_keeps_fallback(h, node.body.body, self)), None)
+        kept = None if handler is None else Guard("guard.except" if self._placeholders_tested(handler) else "guard.placeholder", handler)
+        with self.enter(guard=kept if kept is not None else self.frame.guard):
             self.walk(node.body)
         self.walk_all(node.handlers)
         if node.orelse is not None:
@@ -151,9 +152,11 @@ class StatementWalker(BaseWalker):
             self.walk(node.finalbody)
 
     def _placeholders_tested(self, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
-        """A handler that only binds None placeholders keeps a fallback when the module
-        tests one of them, or reads none of them (excepts.placeholders); the module's name
-        uses are read once, on the first such handler."""
+        """A handler that only binds None placeholders keeps a working fallback when the
+        module tests one of them, or reads none of them (excepts.placeholders); otherwise
+        the module loads without the package but fails where the placeholder is called
+        (`guard.placeholder`). The module's name uses are read once, on the first such
+        handler."""
         bound = excepts.placeholders(handler, self)
         if not bound:
             return True
