@@ -401,3 +401,21 @@ def test_a_pin_of_a_package_that_installs_on_a_tpu_host_is_no_work(tmp_path: Pat
     adversarial: the import in code stays work."""
     assert found(tmp_path, "requirements.txt", "torch\ntriton==3.0.0\n", ("DEP010",)) == [("DEP010", 2, 1, "info")]
     assert found(tmp_path, "pkg/kern.py", "import triton\n", ("DEP010",)) == [("DEP010", 1, 8, "major"), ("DEP010", 2, 1, "info")]
+
+
+def test_kernels_a_cmake_build_makes_are_optional_when_their_library_is_imported_in_a_try(tmp_path: Path) -> None:
+    """Blind set 11 (VPTQ): `cuda_add_library(${TARGET} SHARED ${SOURCES})` in
+    csrc/CMakeLists.txt, loaded as `pkg.libfastops` inside a `try` with a PyTorch path
+    beside it. Adversarial: the same build imported at the top keeps its kernels blocking."""
+    cmake = 'set(TARGET "fastops")\nfile(GLOB_RECURSE SOURCES "*.cu" "*.cc")  # every kernel\ncuda_add_library(${TARGET} SHARED ${SOURCES})\n'
+    kernel = "__global__ void scale(float* x, float a) { x[threadIdx.x] *= a; }\n"
+    tried = "import torch\ntry:\n    import pkg.libfastops as ops\n    HAS_OPS = True\nexcept Exception:\n    HAS_OPS = False\n\n\ndef scale(x, a):\n    return ops.scale(x, a) if HAS_OPS else x * a\n"
+    plain = "import torch\nimport pkg.libfastops as ops\n\n\ndef scale(x, a):\n    return ops.scale(x, a)\n"
+    for name, code, want in (("a", tried, "minor"), ("b", plain, "blocker")):
+        root = tmp_path / name
+        for path, text in {"pkg/__init__.py": "", "pkg/ops.py": code, "csrc/CMakeLists.txt": cmake, "csrc/kernels/scale.cu": kernel}.items():
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_text(text, encoding="utf-8")
+        result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+        kernels = [(f.rule, f.path, f.severity, f.because[0].rule if f.because else None) for f in result.findings if f.rule == "CK003"]
+        assert kernels == [("CK003", "csrc/kernels/scale.cu", want, "fallback.optional-module" if want == "minor" else None)], name

@@ -23,6 +23,7 @@ from concurrent.futures.process import BrokenProcessPool
 from tpucheck.analyze import AnalysisContext, analyze_text, build_context
 from tpucheck.analyze.budget import BudgetExceeded, time_limit
 from tpucheck.analyze.cache import CacheStats, ResultCache
+from tpucheck.analyze.cmake import is_cmake_file
 from tpucheck.analyze.imports import facts_of_bytes, import_facts
 from tpucheck.analyze.reachability import build_paths, module_name, reachability_of
 from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
@@ -398,7 +399,8 @@ def _compute_tree_facts(
     by_folder = Roles(judgement, entry_points)
     launched_files = launched_paths([f.path for f in found.files], read, lambda path: not by_folder.supporting(path))
     roles = Roles(judgement, entry_points, launched=launched_files)
-    reach = reachability_of(python, native, facts, roles.supporting, judgement, read)
+    cmake = [f.path for f in found.files if is_cmake_file(f.path)]
+    reach = reachability_of(python, native, facts, roles.supporting, judgement, read, cmake)
     workloads = {path: frozenset(fact.workloads) for path in python if not roles.supporting(path) and (fact := facts(path)) is not None and fact.workloads}
     apart = _submodules_apart(parse_submodules(gitmodules), python, facts, native, read)
     options_off = _options_off(python, facts)

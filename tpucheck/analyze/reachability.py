@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from tpucheck.analyze.cmake import cmake_builds
 from tpucheck.analyze.imports import Build, Import, ImportFacts, import_facts, scan_imports
 from tpucheck.findings import JitBuild, Reason
 from tpucheck.ruleset.judgement import Judgement
@@ -156,6 +157,7 @@ def reachability_of(
     supporting: Callable[[str], bool],
     judgement: Judgement,
     read_native: Callable[[str], str | None],
+    cmake_files: Iterable[str] = (),
 ) -> Reachability:
     """Optional modules and CUDA sources of a project, from its files' import facts
     (None: a file that could not be read, which imports nothing).
@@ -204,6 +206,13 @@ def reachability_of(
                 imported.add(targets[0])
                 if not imp.level and "." in targets[0] and (imp.module == targets[0] or imp.module.startswith(targets[0] + ".")):
                     by_path.add(targets[0])
+    for path in sorted(cmake_files):
+        # a CMake-built extension (`cuda_add_library(vptq ...)`, loaded as `vptq.libvptq`)
+        if supporting(path):
+            continue
+        for build in cmake_builds(read_native(path) or ""):
+            _note_builds(declared, path, (build,))
+            built.setdefault(build.name, path)
     for path in sorted(set(python_files) - set(product)):
         # An extension only tests or examples import is theirs: never required.
         for imp in (known.imports if (known := facts(path)) is not None else ()):
