@@ -245,7 +245,26 @@ def test_a_copy_made_to_draw_or_save_a_result_is_output_not_a_step(tmp_path: Pat
         """
     # audit P (VideoMAE's visualisation frames, Hunyuan3D-2's PIL conversion); adversarial:
     # a copy bound to a name in the loop stays a per-step copy
-    assert found(tmp_path, "pkg/vis.py", code, ("HS010",)) == [("HS010", 11, 22, "info")]
+    assert found(tmp_path, "pkg/vis.py", code, ("HS010",), target="xla") == [("HS010", 11, 22, "major")]
+
+
+def test_a_copy_to_the_host_is_torchtpu_work_only_in_compiled_code(tmp_path: Path) -> None:
+    """On eager TorchTPU a `.cpu()` costs what it costs on the GPU today: no migration work
+    (audits J-R judged 40 of 76 per-step copy notes false); under `@torch.compile` it breaks
+    the graph. Adversarial: the compiled function keeps its note."""
+    code = """\
+        import torch
+
+
+        def evaluate(model, batches):
+            return [model(x).cpu() for x in batches]
+
+
+        @torch.compile
+        def step(model, x):
+            return model(x).cpu()
+        """
+    assert found(tmp_path, "pkg/run.py", code, ("HS010",)) == [("HS010", 10, 21, "info")]
 
 
 def test_an_option_the_launch_scripts_turn_on_is_the_main_path(tmp_path: Path) -> None:
