@@ -438,3 +438,20 @@ def test_kernels_a_cmake_build_makes_are_optional_when_their_library_is_imported
         result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
         kernels = [(f.rule, f.path, f.severity, f.because[0].rule if f.because else None) for f in result.findings if f.rule == "CK003"]
         assert kernels == [("CK003", "csrc/kernels/scale.cu", want, "fallback.optional-module" if want == "minor" else None)], name
+
+
+def test_a_grid_of_host_ranges_is_host_data(tmp_path: Path) -> None:
+    """Audit R (DROID-SLAM): `torch.meshgrid(torch.arange(n), ...)` made on the host stays on
+    the host, unpacked; adversarial: a grid of device ranges keeps its copy note."""
+    code = """\
+        import torch
+
+
+        def pairs(n, x, device):
+            ii, jj = torch.meshgrid(torch.arange(n), torch.arange(n))
+            kk, _ = torch.meshgrid(torch.arange(n, device=device), torch.arange(n, device=device))
+            for k in range(n):
+                x = x + ii[k].cpu() + kk[k].cpu()
+            return x
+        """
+    assert found(tmp_path, "pkg/grid.py", code, ("HS010",), target="xla") == [("HS010", 8, 37, "major")]

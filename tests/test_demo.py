@@ -35,8 +35,9 @@ def test_demo_inventory_names_kernels_and_packages(demo) -> None:
 
 def test_demo_exact_findings_in_the_training_loop(demo) -> None:
     train = {(f.rule, f.span.line) for f in demo.findings if f.path == "gpu_trainer/train.py"}
-    for expected in [("DI001", 99), ("CA004", 100), ("CA005", 102), ("CA003", 109), ("CA015", 123), ("CA014", 136), ("CA001", 152), ("HS001", 150)]:
+    for expected in [("DI001", 99), ("CA004", 100), ("CA005", 102), ("CA003", 109), ("CA015", 123), ("CA014", 136), ("CA001", 152)]:
         assert expected in train
+    assert ("HS001", 150) not in train  # eager TorchTPU: the loss's `.item()` syncs as on the GPU
 
 
 def test_demo_traps_are_not_flagged(demo) -> None:

@@ -47,7 +47,7 @@ class RunEvidence:
     def sentence(self) -> str:
         per_phase = "; ".join(f"{p}: {c['ops']} ops, {c['unsupported']} not run by the target" for p, c in self.phases.items())
         return (
-            f"run-time confirmation from {self.file} ({self.model}, {self.route}): {self.confirmed} static findings confirmed, "
+            f"run-time confirmation from {self.file} ({self.model}, {self.route}): {self.confirmed} static finding{'' if self.confirmed == 1 else 's'} confirmed, "
             f"{self.added} found only by the run, {self.elsewhere} outside the scanned tree or without a user line ({per_phase})"
         )
 
