@@ -455,3 +455,59 @@ def test_a_grid_of_host_ranges_is_host_data(tmp_path: Path) -> None:
             return x
         """
     assert found(tmp_path, "pkg/grid.py", code, ("HS010",), target="xla") == [("HS010", 8, 37, "major")]
+
+
+def test_a_flag_set_from_an_availability_check_in_a_function_guards_its_branch(tmp_path: Path) -> None:
+    """Audit S (deep-person-reid): `self.use_gpu = torch.cuda.is_available() and use_gpu`,
+    then `if self.use_gpu:`; the same with a local. Adversarial: an `or` with a user switch
+    and a `not` say nothing of CUDA being there."""
+    code = """\
+        import torch
+
+
+        class Engine:
+            def __init__(self, model, use_gpu=True):
+                self.use_gpu = torch.cuda.is_available() and use_gpu
+                self.model = model
+
+            def run(self, x):
+                if self.use_gpu:
+                    x = x.cuda()
+                return self.model(x)
+
+
+        def main(args, model):
+            use_gpu = torch.cuda.is_available() and not args.use_cpu
+            if use_gpu:
+                model = model.cuda()
+            forced = torch.cuda.is_available() or args.force
+            if forced:
+                model = model.cuda()
+            on_cpu = not torch.cuda.is_available()
+            if on_cpu:
+                return model
+            return model.cuda()
+        """
+    assert found(tmp_path, "pkg/engine.py", code, ("CA003",)) == [
+        ("CA003", 11, 19, "minor"),
+        ("CA003", 18, 23, "minor"),
+        ("CA003", 21, 23, "major"),
+        ("CA003", 25, 18, "major"),
+    ]
+
+
+def test_an_extension_imported_by_name_in_a_try_keeps_its_kernels_optional(tmp_path: Path) -> None:
+    """Audit S (apex in jukebox): `importlib.import_module("fused_norm_cuda")` in a `try`
+    is the extension's import as much as `import fused_norm_cuda` is. Adversarial: the
+    same call at the module's top keeps the kernels blocking."""
+    setup = 'from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\nsetup(ext_modules=[CUDAExtension("fused_norm_cuda", ["csrc/norm_kernel.cu"])])\n'
+    kernel = "__global__ void norm(float* x) { x[threadIdx.x] = 0.f; }\n"
+    tried = 'import importlib\ntry:\n    fused = importlib.import_module("fused_norm_cuda")\nexcept ImportError:\n    fused = None\n\n\ndef norm(x):\n    return fused.norm(x) if fused is not None else x / x.norm()\n'
+    plain = 'import importlib\nfused = importlib.import_module("fused_norm_cuda")\n\n\ndef norm(x):\n    return fused.norm(x)\n'
+    for name, code, want in (("a", tried, "minor"), ("b", plain, "blocker")):
+        root = tmp_path / name
+        for path, text in {"setup.py": setup, "pkg/__init__.py": "", "pkg/norm.py": code, "csrc/norm_kernel.cu": kernel}.items():
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_text(text, encoding="utf-8")
+        result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+        assert [(f.rule, f.severity) for f in result.findings if f.rule == "CK003"] == [("CK003", want)], name

@@ -72,6 +72,7 @@ branch (`if torch.version.hip: ... else: import ext_cuda`) is the main path on i
 platform. `if TYPE_CHECKING:` is, since its imports never run."""
 
 
+_IMPORT_BY_NAME = re.compile(r"\b(?:importlib\.)?import_module\(\s*['\"]([A-Za-z_][\w.]*)['\"]\s*[,)]")
 _REBIND = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(?!None\b)[A-Za-z_][\w.]*\s*\(")
 _GIVES_UP = re.compile(r"^(?:raise\b|(?:sys\.)?exit\s*\(|quit\s*\()")
 """A handler statement that stops the module (`raise ImportError("install it")`,
@@ -158,6 +159,10 @@ def scan_imports(text: str) -> list[Import]:
             continue
         match = _IMPORT.match(stripped)
         if match is None:
+            # `importlib.import_module("fused_layer_norm_cuda")`: an import by name (audit S:
+            # apex loads two of its extensions so, inside functions and a `try`)
+            conditional = any(kind in _OPTIONAL_BLOCKS for _, kind in blocks)
+            out.extend(Import(0, name, conditional, not blocks) for name in _IMPORT_BY_NAME.findall(stripped))
             continue
         _, dots, base, names, plain = match.groups()
         conditional = any(kind in _OPTIONAL_BLOCKS for _, kind in blocks)

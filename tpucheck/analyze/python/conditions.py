@@ -52,8 +52,29 @@ def availability_test(names: Names, node: cst.BaseExpression) -> bool:
         return node.value in names.flags or (pattern is not None and pattern.fullmatch(node.value) is not None and node.value.isupper())
     if isinstance(node, cst.Attribute):
         name = node.attr.value
-        return pattern is not None and pattern.fullmatch(name) is not None and name.isupper()
+        if pattern is not None and pattern.fullmatch(name) is not None and name.isupper():
+            return True
+        parts = dotted(node)
+        return parts is not None and ".".join(parts) in names.flags
     return False
+
+
+def implies_availability(names: Names, value: cst.BaseExpression) -> bool:
+    """Whether a value is true only where CUDA (or the package) is there: an availability
+    test, or an `and` with one (`use_gpu = torch.cuda.is_available() and not args.cpu`).
+    A name or field bound to it is a flag the module tests later (`if self.use_gpu:`);
+    an `or` or a `not` says nothing of the sort (audit S: torchreid's `use_gpu`)."""
+    if availability_test(names, value):
+        return True
+    if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.And):
+        return implies_availability(names, value.left) or implies_availability(names, value.right)
+    return False
+
+
+def flag_key(target: cst.BaseExpression) -> str | None:
+    """How a flag's name is kept: `use_gpu`, `self.use_gpu`, `cfg.use_gpu`."""
+    parts = dotted(target)
+    return ".".join(parts) if parts is not None else None
 
 
 def mentions_availability(names: Names, test: cst.BaseExpression) -> bool:
@@ -121,7 +142,7 @@ def cuda_polarity(names: Names, test: cst.BaseExpression) -> int:
             return 1  # `torch.cuda.is_available() or os.getenv("FORCE_CUDA", "0") == "1"`
         return -1 if -1 in (left, right) and 1 not in (left, right) else 0
     if isinstance(test, cst.Attribute):
-        return 1 if test.attr.value == "is_cuda" else 0
+        return 1 if test.attr.value == "is_cuda" or availability_test(names, test) else 0  # `if self.use_gpu:`
     if _counts_cuda_devices(names, test):
         return 1  # `if torch.cuda.device_count():`
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:

@@ -384,6 +384,8 @@ class StatementWalker(BaseWalker):
         self.bind_targets([t.target for t in node.targets], node.value)
         for target in node.targets:
             self.bind_host(target.target, node.value)
+        if self.frame.functions and conditions.implies_availability(self, node.value):
+            self.flags.update(key for t in node.targets if (key := conditions.flag_key(t.target)) is not None)
 
     def on_ann_assign(self, node: cst.AnnAssign, ctx: str | None) -> None:
         self.walk_target(node.target)
