@@ -280,12 +280,13 @@ def test_a_lock_files_transitive_pins_are_not_the_projects(tmp_path: Path) -> No
     assert [(rule, line) for rule, line, _, _, _ in rows] == [("DEP004", 5)]
 
 
-def test_storage_access_is_a_check_on_torchtpu_and_a_port_on_xla(tmp_path: Path) -> None:
+def test_storage_access_works_on_torchtpu_and_is_a_port_on_xla(tmp_path: Path) -> None:
+    """TorchTPU's tensors keep a storage (audits J-S: 11 of 13 such findings false there)."""
     code = """\
         def same(a, b):
             return a.weight.data_ptr() == b.weight.data_ptr()
         """
-    assert {row[3] for row in found(tmp_path / "tpu", code, rules=("DP006",))} == {"minor"}
+    assert found(tmp_path / "tpu", code, rules=("DP006",)) == []
     assert {f.severity for f in scan_on_xla(tmp_path / "xla", code).findings if f.rule == "DP006"} == {"major"}
 
 
