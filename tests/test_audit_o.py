@@ -511,3 +511,21 @@ def test_an_extension_imported_by_name_in_a_try_keeps_its_kernels_optional(tmp_p
             (root / path).write_text(text, encoding="utf-8")
         result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
         assert [(f.rule, f.severity) for f in result.findings if f.rule == "CK003"] == [("CK003", want)], name
+
+
+def test_bitsandbytes_loading_on_the_main_path_holds_the_grade_at_d(tmp_path: Path) -> None:
+    """Blind set 12 (StarCoder's 8-bit fine-tuning): `load_in_8bit=True` needs bitsandbytes'
+    CUDA backend, a CUDA-only package as its import is. Adversarial: loading in 8 bits only
+    when a flag off by default asks for it leaves the grade alone."""
+    hard = 'from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained("m", load_in_8bit=True)\n'
+    opt = (
+        "import argparse\nfrom transformers import AutoModelForCausalLM\nparser = argparse.ArgumentParser()\n"
+        'parser.add_argument("--load_in_8bit", action="store_true")\nargs = parser.parse_args()\n'
+        'model = AutoModelForCausalLM.from_pretrained("m", load_in_8bit=args.load_in_8bit)\n'
+    )
+    grades = []
+    for name, code in (("hard", hard), ("opt", opt)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "finetune.py").write_text(code, encoding="utf-8")
+        grades.append(scan(str(tmp_path / name), RULESET, ScanOptions(jobs=1, use_cache=False)).score.grade)
+    assert grades[0] == "D" and grades[1] in ("A", "B")

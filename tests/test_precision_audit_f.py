@@ -486,7 +486,7 @@ def test_a_quantization_bits_option_is_an_optional_path(tmp_path: Path) -> None:
     # `bits` defaults to 16: `bits in [4, 8]` is false unless asked for, so the 4-bit path
     # is an opt-in beside the plain one (structure: the field's default, not its name).
     assert found(tmp_path, {"pkg/load.py": QUANTIZED_LOAD.replace("BITS", "16")}, ("HF002",), target="torchtpu") == [
-        ("HF002", 11, 41, "major", True),
+        ("HF002", 11, 41, "info", True),  # a CUDA-only package off the default path
         ("HF002", 12, 75, "blocker", False),
     ]
 

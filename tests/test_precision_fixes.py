@@ -195,7 +195,7 @@ def test_an_option_for_a_cuda_era_feature_is_a_fallback_kept_path(tmp_path: Path
                 return x.half()
             return BitsAndBytesConfig(load_in_8bit=True)
         """
-    assert found(tmp_path, code, rules=("HF002",)) == [("HF002", 6, 16, "major", True), ("HF002", 12, 12, "blocker", False)]
+    assert found(tmp_path, code, rules=("HF002",)) == [("HF002", 6, 16, "info", True), ("HF002", 12, 12, "blocker", False)]
 
 
 def test_host_data_survives_arithmetic_copies_and_place_keeping_calls(tmp_path: Path) -> None:

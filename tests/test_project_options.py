@@ -87,8 +87,8 @@ def rows(result: ScanResult) -> list[tuple[int, str, tuple[str, ...]]]:
 def test_a_setting_declared_off_elsewhere_keeps_its_branch_optional(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/args.py": ARGS, "pkg/other.py": OTHER, "pkg/model.py": MODEL})
     assert rows(scanned(root)) == [
-        (6, "major", ("`model_args.use_qlora` at pkg/model.py:5; `use_qlora` is off by default (pkg/args.py)", "a fallback is kept: at most major")),
-        (10, "major", ("`not model_args.use_qlora` at pkg/model.py:7; `use_qlora` is off by default (pkg/args.py)", "a fallback is kept: at most major")),
+        (6, "info", ("`model_args.use_qlora` at pkg/model.py:5; `use_qlora` is off by default (pkg/args.py)", "a kernel or CUDA-only package with a working fallback: info")),
+        (10, "info", ("`not model_args.use_qlora` at pkg/model.py:7; `use_qlora` is off by default (pkg/args.py)", "a kernel or CUDA-only package with a working fallback: info")),
         # adversarial: declared on in one class and off in another, on by default, the
         # default's side of a negated test, declared nowhere: full weight, no reason
         (12, "blocker", ()),
@@ -96,8 +96,8 @@ def test_a_setting_declared_off_elsewhere_keeps_its_branch_optional(tmp_path: Pa
         (16, "blocker", ()),
         (18, "blocker", ()),
         # inside a test of another undeclared setting, or around one: either test settles it
-        (24, "major", ("`model_args.use_qlora` at pkg/model.py:23; `use_qlora` is off by default (pkg/args.py)", "a fallback is kept: at most major")),
-        (27, "major", ("`model_args.use_qlora` at pkg/model.py:25; `use_qlora` is off by default (pkg/args.py)", "a fallback is kept: at most major")),
+        (24, "info", ("`model_args.use_qlora` at pkg/model.py:23; `use_qlora` is off by default (pkg/args.py)", "a kernel or CUDA-only package with a working fallback: info")),
+        (27, "info", ("`model_args.use_qlora` at pkg/model.py:25; `use_qlora` is off by default (pkg/args.py)", "a kernel or CUDA-only package with a working fallback: info")),
     ]
 
 
@@ -112,7 +112,7 @@ def test_turning_the_default_on_is_seen_by_a_warm_rescan(tmp_path: Path) -> None
     """The declaration lives in another file than the finding: the cached tree facts must
     follow args.py's bytes, not only model.py's."""
     root = write_tree(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/args.py": ARGS, "pkg/model.py": MODEL})
-    assert rows(scanned(root, use_cache=True))[0][1] == "major"
+    assert rows(scanned(root, use_cache=True))[0][1] == "info"  # bitsandbytes behind an option off by default
     (root / "pkg/args.py").write_text(ARGS.replace("default=False", "default=True").replace("    ", "", 1), encoding="utf-8")
     warm = scanned(root, use_cache=True)
     assert rows(warm)[0] == (6, "blocker", ())
