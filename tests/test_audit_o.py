@@ -529,3 +529,30 @@ def test_bitsandbytes_loading_on_the_main_path_holds_the_grade_at_d(tmp_path: Pa
         (tmp_path / name / "finetune.py").write_text(code, encoding="utf-8")
         grades.append(scan(str(tmp_path / name), RULESET, ScanOptions(jobs=1, use_cache=False)).score.grade)
     assert grades[0] == "D" and grades[1] in ("A", "B")
+
+
+def test_a_package_imported_by_a_module_loaded_only_by_choice_is_optional(tmp_path: Path) -> None:
+    """Blind set 12 (alpaca_farm): `if flash_attn and flash_attn_is_installed(): from
+    .flash_models import flash_llama` inside a function; flash_llama imports flash-attn at
+    its top. Adversarial: a lazy import with no choice around it (a cycle broken) keeps the
+    package's import blocking."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/flash/__init__.py": "",
+        "pkg/flash/llama.py": "from flash_attn import flash_attn_func\n\n\ndef attend(q, k, v):\n    return flash_attn_func(q, k, v)\n",
+        "pkg/flash/lazy.py": "import xformers.ops\n\n\ndef attend(q, k, v):\n    return xformers.ops.memory_efficient_attention(q, k, v)\n",
+        "pkg/common.py": (
+            "import importlib.util\n\n\ndef attention(use_flash):\n"
+            '    if use_flash and importlib.util.find_spec("flash_attn") is not None:\n'
+            "        from .flash import llama\n        return llama.attend\n    return None\n\n\n"
+            "def other():\n    from .flash import lazy\n    return lazy.attend\n"
+        ),
+    }
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text, encoding="utf-8")
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    assert sorted((f.rule, f.path, f.severity, f.because[0].rule if f.because else None) for f in result.findings if f.rule.startswith("DEP")) == [
+        ("DEP002", "pkg/flash/llama.py", "minor", "fallback.guarded-module"),
+        ("DEP003", "pkg/flash/lazy.py", "blocker", None),
+    ]

@@ -125,9 +125,11 @@ def test_a_shard_judges_as_the_whole_scan(tmp_path: Path) -> None:
         ("import a.b as c, d\n", [Import(0, "a.b", False, True), Import(0, "d", False, True)]),
         ("from . import x\nfrom ..y import z\n", [Import(1, "x", False, True), Import(2, "y.z", False, True)]),
         ("try:\n    import a\nexcept ImportError:\n    from b import (\n        c,\n        d,\n    )\n",
-         [Import(0, "a", True), Import(0, "b.c", True), Import(0, "b.d", True)]),
+         [Import(0, "a", True, guarded=True), Import(0, "b.c", True, guarded=True), Import(0, "b.d", True, guarded=True)]),
         ("def f(\n    x,\n):\n    import a\nimport b\n", [Import(0, "a", True), Import(0, "b", False, True)]),
-        ("if TYPE_CHECKING:\n    import a\nwith w:\n    import b\n", [Import(0, "a", True), Import(0, "b", False)]),
+        ("if TYPE_CHECKING:\n    import a\nwith w:\n    import b\n", [Import(0, "a", True, guarded=True), Import(0, "b", False)]),
+        # a lazy import with no choice around it is not guarded; one under an `if` in a function is
+        ("def f(x):\n    import a\n    if x:\n        import b\n", [Import(0, "a", True), Import(0, "b", True, guarded=True)]),
         ('"""\n    import not_code\n"""\nimport a  # import b\n', [Import(0, "a", False, True)]),
     ],
 )

@@ -141,6 +141,10 @@ class Import:
     """Under a try or in a function body: it may not run when the module loads."""
     top: bool = False
     """At the module's top level, under no block at all: it runs whenever the module loads."""
+    guarded: bool = False
+    """Conditional, and under a `try` or an `if` too: a path chosen where the code runs
+    (`if flash_attn_is_installed(): from .flash_models import llama`), not a lazy import
+    that only breaks an import cycle."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,7 @@ def result_to_json(result: FileResult) -> dict[str, Any]:
 
 def _facts_to_json(facts: ImportFacts) -> dict[str, Any]:
     return {
-        "imports": [[i.level, i.module, i.conditional, i.top] for i in facts.imports],
+        "imports": [[i.level, i.module, i.conditional, i.top, i.guarded] for i in facts.imports],
         "builds": [[b.name, list(b.sources)] for b in facts.builds],
         "workloads": list(facts.workloads),
         "options": [[name, on] for name, on in facts.options],
@@ -59,8 +59,8 @@ def _facts_from_json(data: Any) -> ImportFacts | None:
         raise Malformed
     imports = []
     for item in expect_list(data["imports"]):
-        level, module, conditional, top = expect_list(item, length=4)
-        imports.append(Import(expect_int(level), expect_str(module), expect_bool(conditional), expect_bool(top)))
+        level, module, conditional, top, guarded = expect_list(item, length=5)
+        imports.append(Import(expect_int(level), expect_str(module), expect_bool(conditional), expect_bool(top), expect_bool(guarded)))
     builds = []
     for item in expect_list(data["builds"]):
         name, sources = expect_list(item, length=2)

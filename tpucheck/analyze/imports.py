@@ -72,6 +72,9 @@ branch (`if torch.version.hip: ... else: import ext_cuda`) is the main path on i
 platform. `if TYPE_CHECKING:` is, since its imports never run."""
 
 
+_CHOICE_BLOCKS = frozenset({"try", "except", "if", "elif", "else"})
+"""Blocks that choose whether an import runs: a conditional import under one of them is a
+path picked where the code runs (`Import.guarded`)."""
 _IMPORT_BY_NAME = re.compile(r"\b(?:importlib\.)?import_module\(\s*['\"]([A-Za-z_][\w.]*)['\"]\s*[,)]")
 _REBIND = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(?!None\b)[A-Za-z_][\w.]*\s*\(")
 _GIVES_UP = re.compile(r"^(?:raise\b|(?:sys\.)?exit\s*\(|quit\s*\()")
@@ -110,7 +113,7 @@ def scan_imports(text: str) -> list[Import]:
     depth = 0  # open brackets carried over from earlier lines
     in_string: str | None = None
     pending: list[str] | None = None  # an import whose names continue on the next lines
-    pending_conditional = pending_top = False
+    pending_conditional = pending_top = pending_guarded = False
     for raw in text.splitlines():
         line = raw.split("#", 1)[0].rstrip() if "#" in raw and in_string is None else raw.rstrip()
         if in_string is not None:
@@ -130,7 +133,7 @@ def scan_imports(text: str) -> list[Import]:
             if pending is not None:
                 pending[2] += " " + stripped
                 if depth == 0:
-                    out.extend(_targets(pending[0], pending[1], pending[2], None, conditional=pending_conditional, top=pending_top))
+                    out.extend(_targets(pending[0], pending[1], pending[2], None, conditional=pending_conditional, top=pending_top, guarded=pending_guarded))
                     pending = None
             continue
         indent = len(line) - len(stripped)
@@ -143,7 +146,7 @@ def scan_imports(text: str) -> list[Import]:
                 _GIVES_UP.match(stripped) is not None and blocks and blocks[-1] == (handler[0], "except")
             ):
                 for index in handler[1]:
-                    out[index] = Import(out[index].level, out[index].module, False, out[index].top)
+                    out[index] = Import(out[index].level, out[index].module, False, out[index].top)  # required: guarded no more
         header = _BLOCK.match(stripped)
         if header is not None:
             kind = " ".join(header.group(1).split())
@@ -162,14 +165,16 @@ def scan_imports(text: str) -> list[Import]:
             # `importlib.import_module("fused_layer_norm_cuda")`: an import by name (audit S:
             # apex loads two of its extensions so, inside functions and a `try`)
             conditional = any(kind in _OPTIONAL_BLOCKS for _, kind in blocks)
-            out.extend(Import(0, name, conditional, not blocks) for name in _IMPORT_BY_NAME.findall(stripped))
+            guarded = conditional and any(kind in _CHOICE_BLOCKS for _, kind in blocks)
+            out.extend(Import(0, name, conditional, not blocks, guarded) for name in _IMPORT_BY_NAME.findall(stripped))
             continue
         _, dots, base, names, plain = match.groups()
         conditional = any(kind in _OPTIONAL_BLOCKS for _, kind in blocks)
+        guarded = conditional and any(kind in _CHOICE_BLOCKS for _, kind in blocks)
         if depth and names is not None:
-            pending, pending_conditional, pending_top = [dots, base, names], conditional, not blocks
+            pending, pending_conditional, pending_top, pending_guarded = [dots, base, names], conditional, not blocks, guarded
             continue
-        made = _targets(dots, base, names, plain, conditional=conditional, top=not blocks)
+        made = _targets(dots, base, names, plain, conditional=conditional, top=not blocks, guarded=guarded)
         if made and blocks and blocks[-1][1] == "try" and not any(kind in _OPTIONAL_BLOCKS for _, kind in blocks[:-1]):
             indices, bound = tries.setdefault(blocks[-1][0], ([], set()))
             indices.extend(range(len(out), len(out) + len(made)))
@@ -178,7 +183,7 @@ def scan_imports(text: str) -> list[Import]:
     return out
 
 
-def _targets(dots: str, base: str, names: str | None, plain: str | None, *, conditional: bool, top: bool = False) -> list[Import]:
+def _targets(dots: str, base: str, names: str | None, plain: str | None, *, conditional: bool, top: bool = False, guarded: bool = False) -> list[Import]:
     rest = names if names is not None else plain or ""
     out: list[Import] = []
     for piece in rest.strip("() \\").split(","):
@@ -186,9 +191,9 @@ def _targets(dots: str, base: str, names: str | None, plain: str | None, *, cond
         if not _NAME.fullmatch(target):
             continue  # `*`, or a name continued on a line this scan does not join
         if plain is not None:
-            out.append(Import(0, target, conditional, top))
+            out.append(Import(0, target, conditional, top, guarded))
         else:
-            out.append(Import(len(dots), f"{base}.{target}" if base else target, conditional, top))
+            out.append(Import(len(dots), f"{base}.{target}" if base else target, conditional, top, guarded))
     return out
 
 

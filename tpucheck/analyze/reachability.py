@@ -29,6 +29,8 @@ from tpucheck.ruleset.judgement import Judgement
 
 __all__ = ["Import", "ImportFacts", "Reachability", "reachability", "reachability_of", "scan_imports"]
 _NATIVE = (".cu", ".cuh")
+GUARDED_MODULE = "fallback.guarded-module"
+"""The evidence rule of a module every importer loads under a try or an if."""
 
 
 def module_name(path: str) -> str:
@@ -175,6 +177,7 @@ def reachability_of(
     external: dict[str, list[tuple[str, bool]]] = {}  # last component -> (importer, conditional)
     declared: dict[str, set[str]] = {}  # extension (last component) -> CUDA sources its build lists
     built: dict[str, str] = {}
+    lazy_into: set[str] = set()  # modules some product module imports lazily with no choice around it
     by_path: set[str] = set()  # modules imported by their full dotted path from the top
     frameworks = judgement.frameworks
     elsewhere = frozenset(judgement.other_accelerator_modules)
@@ -199,6 +202,8 @@ def reachability_of(
             for target in targets:
                 if target != dotted:
                     edges[dotted].append((target, imp.conditional))
+                    if imp.conditional and not imp.guarded:
+                        lazy_into.add(target)
             # Only the named module counts as imported, and not by its own submodules
             # (`from pkg import utils` inside pkg): else a package and its children import
             # each other and none of them would ever be an entry point.
@@ -239,7 +244,11 @@ def reachability_of(
     for dotted, path in graph.modules.items():
         if dotted not in required:
             importer = graph.modules[first_importer[dotted]] if dotted in first_importer else None
-            if importer is not None:
+            if importer is not None and dotted not in lazy_into:
+                # every import of it sits under a try or an if: a path the code chooses, so a
+                # CUDA-only package it imports is optional too (place._fallback)
+                evidence[path] = Reason(GUARDED_MODULE, f"{path} is only imported under a try or an if (by {importer})")
+            elif importer is not None:
                 evidence[path] = Reason("fallback.optional-module", f"{path} is only imported inside a try, a function or TYPE_CHECKING (by {importer})")
     ext_required = {name for name, sites in external.items() if any(m in required and not c for m, c in sites)}
     ext_optional = frozenset(name for name in external if name not in ext_required)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from tpucheck.analyze.reachability import Reachability
+from tpucheck.analyze.reachability import GUARDED_MODULE, Reachability
 from tpucheck.findings import PENDING, SEVERITIES, FileResult, Finding, RawMatch, Reason, fingerprints, suppression_key
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES, Roles
 from tpucheck.ruleset.judgement import Scoring
@@ -264,11 +264,16 @@ def _guarded(severity: str, because: list[Reason], scoring: Scoring) -> str:
 def _fallback(match: RawMatch, rule: Rule, result: FileResult, reach: Reachability | None) -> Reason | None:
     """Kernels, and all of an optional extension's CUDA source: DESIGN.md's blocker is a
     kernel "on the main path"; other code in a lazily imported Python module (often lazy
-    only to break an import cycle) keeps its own guards' verdict."""
+    only to break an import cycle) keeps its own guards' verdict, except a CUDA-only
+    package's import in a module every importer loads under a try or an if (blind set 12:
+    alpaca_farm's flash_models, loaded only when flash-attn is installed)."""
     if reach is None:
         return None
     if reach.optional(result.path) and (rule.inventory == "kernel" or result.kind == "native"):
         return reach.why(result.path) or Reason("fallback.optional-module", f"{result.path} is only imported optionally")
+    why = reach.why(result.path) if rule.inventory == "package" and reach.optional(result.path) else None
+    if why is not None and why.rule == GUARDED_MODULE:
+        return why  # a CUDA-only package imported by a module the product loads only by choice
     if rule.inventory == "kernel" and match.detail is not None:
         extension = match.detail.rpartition(".")[2]
         if extension in reach.optional_extensions:
