@@ -543,7 +543,8 @@ def test_a_package_imported_by_a_module_loaded_only_by_choice_is_optional(tmp_pa
     files = {
         "pkg/__init__.py": "",
         "pkg/flash/__init__.py": "",
-        "pkg/flash/llama.py": "from flash_attn import flash_attn_func\n\n\ndef attend(q, k, v):\n    return flash_attn_func(q, k, v)\n",
+        "pkg/flash/llama.py": "from flash_attn import flash_attn_func\n\nfrom . import ops\n\n\ndef attend(q, k, v):\n    return ops.pad(flash_attn_func(q, k, v))\n",
+        "pkg/flash/ops.py": "import flash_attn.bert_padding\n\n\ndef pad(x):\n    return flash_attn.bert_padding.pad_input(x)\n",
         "pkg/flash/lazy.py": "import xformers.ops\n\n\ndef attend(q, k, v):\n    return xformers.ops.memory_efficient_attention(q, k, v)\n",
         "pkg/common.py": (
             "import importlib.util\n\n\ndef attention(use_flash):\n"
@@ -558,6 +559,7 @@ def test_a_package_imported_by_a_module_loaded_only_by_choice_is_optional(tmp_pa
     result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
     assert sorted((f.rule, f.path, f.severity, f.because[0].rule if f.because else None) for f in result.findings if f.rule.startswith("DEP")) == [
         ("DEP002", "pkg/flash/llama.py", "minor", "fallback.guarded-module"),
+        ("DEP002", "pkg/flash/ops.py", "minor", "fallback.guarded-module"),  # only the guarded module imports it
         ("DEP003", "pkg/flash/lazy.py", "blocker", None),
     ]
 

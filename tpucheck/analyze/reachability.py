@@ -250,6 +250,7 @@ def reachability_of(
                 evidence[path] = Reason(GUARDED_MODULE, f"{path} is only imported under a try or an if (by {importer})")
             elif importer is not None:
                 evidence[path] = Reason("fallback.optional-module", f"{path} is only imported inside a try, a function or TYPE_CHECKING (by {importer})")
+    _inherit_evidence(graph.modules, edges, required, evidence)
     ext_required = {name for name, sites in external.items() if any(m in required and not c for m, c in sites)}
     ext_optional = frozenset(name for name in external if name not in ext_required)
     for name in ext_optional:
@@ -284,6 +285,31 @@ def reachability_of(
     return Reachability(
         optional_files | frozenset(native_optional), ext_optional | frozenset(built_optionally) | frozenset(twinned), evidence, other_accelerator, built, engines
     )
+
+
+def _inherit_evidence(modules: dict[str, str], edges: dict[str, list[tuple[str, bool]]], required: set[str], evidence: dict[str, Reason]) -> None:
+    """A module only optional modules import (unconditionally) is optional for their reason:
+    `flash_llama`, loaded under `if flash_attn_is_installed():`, imports `tensor_ops` at its
+    top. A module reached both through a guarded and an unguarded lazy import takes the
+    weaker reason (fallback.optional-module)."""
+    into: dict[str, list[str]] = {}
+    for importer, sites in edges.items():
+        for target, _ in sites:
+            into.setdefault(target, []).append(importer)
+    changed = True
+    while changed:
+        changed = False
+        for dotted, path in modules.items():
+            if dotted in required or path in evidence:
+                continue
+            reasons = [evidence.get(modules[i]) for i in into.get(dotted, ()) if i not in required]
+            if not reasons or any(r is None for r in reasons):
+                continue  # an importer whose own reason is not known yet (or never)
+            weak = next((r for r in reasons if r is not None and r.rule != GUARDED_MODULE), None)
+            first = weak or reasons[0]
+            assert first is not None
+            evidence[path] = Reason(first.rule, f"{path} is only imported by optional modules ({first.evidence})")
+            changed = True
 
 
 def _twinned_builds(declared: dict[str, set[str]], twins: dict[str, Reason], native_files: list[str]) -> dict[str, Reason]:
