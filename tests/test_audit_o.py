@@ -197,6 +197,9 @@ def test_one_value_repeated_across_recipe_configs_is_one_edit() -> None:
     # adversarial: code files, and other values, are separate edits
     assert hours([nccl(f"pkg/m{n}.py") for n in range(3)]) == round(3 * one, 6)
     assert hours([nccl("options/a.yml"), nccl("options/b.yml", "'NCCL'")]) == round(2 * one, 6)
+    # blind set 12 (map-anything: the same torchrun line in 40 ablation scripts): launch scripts too
+    line = "torchrun --nproc_per_node ${NUM_GPUS} \\"
+    assert hours([nccl(f"bash_scripts/train/a{n}.sh", line) for n in range(4)]) == round(one * (1 + 3 * 0.1), 6)
 
 
 def test_a_report_beside_the_import_in_the_try_is_still_an_import_attempt(tmp_path: Path) -> None:
