@@ -353,12 +353,8 @@ def test_a_none_placeholder_nothing_tests_keeps_no_fallback(tmp_path: Path) -> N
             if flash_attn_func is None:
                 raise ImportError("flash-attn is required")
         """
-    # asserted and never tested: the module needs the import (svox2's `assert _C is not None`)
-    assert found(tmp_path / "a", "pkg/attn.py", untested, ("DEP002",)) == [("DEP002", 4, 10, "blocker")]
-    # called untested: the module loads without flash-attn and fails where it calls the
-    # placeholder, perhaps on a path only a config selects: an edit
-    called = "try:\n    from flash_attn import flash_attn_func\nexcept ImportError:\n    flash_attn_func = None\n\n\ndef attend(q, k, v):\n    return flash_attn_func(q, k, v)\n"
-    assert found(tmp_path / "a2", "pkg/attn.py", called, ("DEP002",)) == [("DEP002", 2, 10, "major")]
+    # the module loads without flash-attn, and fails where it calls the placeholder: an edit
+    assert found(tmp_path / "a", "pkg/attn.py", untested, ("DEP002",)) == [("DEP002", 4, 10, "major")]
     tested = """\
         import torch
 
@@ -565,23 +561,3 @@ def test_a_package_imported_by_a_module_loaded_only_by_choice_is_optional(tmp_pa
         ("DEP002", "pkg/flash/ops.py", "minor", "fallback.guarded-module"),  # only the guarded module imports it
         ("DEP003", "pkg/flash/lazy.py", "blocker", None),
     ]
-
-
-def test_an_extension_the_module_asserts_more_than_it_tests_is_required(tmp_path: Path) -> None:
-    """Blind set 12 (svox2): `try: import pkg.csrc as _C / except: _C = None`, then most
-    functions `assert _C is not None` and a renderer tests it. The module needs the
-    extension: its kernels block. Adversarial: tested as often as asserted, it stays an
-    optional extension with a fallback."""
-    setup = 'from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\nsetup(ext_modules=[CUDAExtension("pkg.csrc", ["pkg/csrc/render.cu"])])\n'
-    kernel = "__global__ void render(float* x) { x[threadIdx.x] = 1.f; }\n"
-    head = "try:\n    import pkg.csrc as _C\nexcept ImportError:\n    _C = None\n\n\n"
-    render = "def render(x):\n    if _C is not None:\n        return _C.render(x)\n    return x\n\n\n"
-    step = "def step(x):\n    assert _C is not None, 'the CUDA extension is required'\n    return _C.step(x)\n\n\n"
-    grad = "def grad(x):\n    assert _C is not None\n    return _C.grad(x)\n"
-    for name, code, want in (("needs", head + render + step + grad, "blocker"), ("optional", head + render + render.replace("render", "render2") + step, "minor")):
-        root = tmp_path / name
-        for path, text in {"setup.py": setup, "pkg/__init__.py": "", "pkg/grid.py": code, "pkg/csrc/render.cu": kernel}.items():
-            (root / path).parent.mkdir(parents=True, exist_ok=True)
-            (root / path).write_text(text, encoding="utf-8")
-        result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
-        assert [(f.rule, f.severity) for f in result.findings if f.rule == "CK003"] == [("CK003", want)], name

@@ -17,7 +17,6 @@ import re
 from collections.abc import Iterable
 
 from tpucheck.analyze.dispatch import jit_facts
-from tpucheck.analyze.nameuses import name_uses
 from tpucheck.discover.sourcetext import SourceTextError, decode
 from tpucheck.findings import Build, Import, ImportFacts
 
@@ -76,7 +75,6 @@ platform. `if TYPE_CHECKING:` is, since its imports never run."""
 _CHOICE_BLOCKS = frozenset({"try", "except", "if", "elif", "else"})
 """Blocks that choose whether an import runs: a conditional import under one of them is a
 path picked where the code runs (`Import.guarded`)."""
-_NONE_BIND = re.compile(r"^([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*None(?:\s*,\s*None)*\s*$")
 _IMPORT_BY_NAME = re.compile(r"\b(?:importlib\.)?import_module\(\s*['\"]([A-Za-z_][\w.]*)['\"]\s*[,)]")
 _REBIND = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(?!None\b)[A-Za-z_][\w.]*\s*\(")
 _GIVES_UP = re.compile(r"^(?:raise\b|(?:sys\.)?exit\s*\(|quit\s*\()")
@@ -116,7 +114,6 @@ def scan_imports(text: str) -> list[Import]:
     in_string: str | None = None
     pending: list[str] | None = None  # an import whose names continue on the next lines
     pending_conditional = pending_top = pending_guarded = False
-    placeholders: list[tuple[list[int], frozenset[str]]] = []  # imports whose except binds None to their names
     for raw in text.splitlines():
         line = raw.split("#", 1)[0].rstrip() if "#" in raw and in_string is None else raw.rstrip()
         if in_string is not None:
@@ -145,8 +142,6 @@ def scan_imports(text: str) -> list[Import]:
         if handler is not None:
             if indent <= handler[0]:
                 handler = None
-            elif (placeholder := _NONE_BIND.match(stripped)) is not None and {n.strip() for n in placeholder.group(1).split(",")} <= handler[2]:
-                placeholders.append((list(handler[1]), frozenset(n.strip() for n in placeholder.group(1).split(","))))
             elif ((rebound := _REBIND.match(stripped)) is not None and rebound.group(1) in handler[2]) or (
                 _GIVES_UP.match(stripped) is not None and blocks and blocks[-1] == (handler[0], "except")
             ):
@@ -185,14 +180,6 @@ def scan_imports(text: str) -> list[Import]:
             indices.extend(range(len(out), len(out) + len(made)))
             bound.update(_bound_names(names, plain))
         out.extend(made)
-    if placeholders:
-        # a placeholder the module asserts more than it tests is an import it needs
-        # (nameuses.NameUses.demanded: svox2's `assert _C is not None`)
-        uses = name_uses(text)
-        for indices, names in placeholders:
-            if uses.demanded(names):
-                for index in indices:
-                    out[index] = Import(out[index].level, out[index].module, False, out[index].top)
     return out
 
 

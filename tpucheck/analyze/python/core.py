@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 
 import libcst as cst
 
-from tpucheck.analyze.nameuses import NameUses
 from tpucheck.analyze.python.context import Frame, Guard, RoleMark
+from tpucheck.analyze.python.excepts import NameUses
 from tpucheck.analyze.python.index import PythonIndex, RuleMatcher
 from tpucheck.analyze.python.scope import Scope, dotted
 from tpucheck.ruleset.names import GlobTable
@@ -151,7 +151,7 @@ class BaseWalker:
         self.source = ""
         """The text of the module being walked (set by `run`)."""
         self._uses: NameUses | None = None
-        """How the module uses names (analyze/nameuses.py), read on first need."""
+        """How the module uses names (excepts.name_uses), read on first need."""
         self.callee: cst.CSTNode | None = None
         """The callee (or decorator) being walked: a name there is claimed by call rules."""
 

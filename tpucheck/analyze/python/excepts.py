@@ -8,8 +8,10 @@ and what its body does, a test by what it asks."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable, Sequence
 from fnmatch import fnmatchcase
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -68,6 +70,64 @@ def _all_none(value: cst.BaseExpression) -> bool:
     if isinstance(value, (cst.Tuple, cst.List)):
         return all(_all_none(element.value) for element in value.elements)
     return isinstance(value, cst.Name) and value.value == "None"
+
+
+class NameUses(NamedTuple):
+    tested: frozenset[str]
+    """Names whose presence the module tests on a path that goes on."""
+    loaded: frozenset[str]
+    """Names the module reads anywhere (a call, an argument, a return)."""
+
+
+def name_uses(source: str) -> NameUses:
+    """How the module uses names, for `placeholders`: `tested` holds the test of an `if`,
+    `while` or conditional expression (`if fn is None:`, `fn if fn else ref`), an operand of
+    `and`/`or`, a comparison with None, `callable(fn)`. An `assert fn is not None` and an
+    `if fn is None: raise ...` only demand the import, so they are no test.
+
+    Read with `ast` from the whole source: the walk's tree may have function bodies
+    hollowed by the screen, and CPython's parser is the fast one."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return NameUses(frozenset(), frozenset())
+    tested: set[str] = set()
+    loaded: set[str] = set()
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                loaded.add(node.id)
+            continue
+        demand = node.test if isinstance(node, ast.Assert) or (isinstance(node, ast.If) and node.body and isinstance(node.body[0], ast.Raise)) else None
+        if demand is not None:  # read, never tested
+            loaded.update(n.id for n in ast.walk(demand) if isinstance(n, ast.Name))
+            stack.extend(c for c in ast.iter_child_nodes(node) if c is not demand)
+            continue
+        if isinstance(node, (ast.If, ast.While, ast.IfExp)):
+            _truth_names(node.test, tested)
+        elif isinstance(node, ast.BoolOp):
+            for value in node.values:
+                _truth_names(value, tested)
+        elif isinstance(node, ast.Compare):
+            _truth_names(node, tested)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "callable" and node.args:
+            _truth_names(node.args[0], tested)
+        stack.extend(ast.iter_child_nodes(node))
+    return NameUses(frozenset(tested), frozenset(loaded))
+
+
+def _truth_names(test: ast.expr, found: set[str]) -> None:
+    if isinstance(test, ast.Name):
+        found.add(test.id)
+    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        _truth_names(test.operand, found)
+    elif isinstance(test, ast.BoolOp):
+        for value in test.values:
+            _truth_names(value, found)
+    elif isinstance(test, ast.Compare) and any(isinstance(c, ast.Constant) and c.value is None for c in test.comparators):
+        _truth_names(test.left, found)
 
 
 def _reraises(statements: Sequence[cst.CSTNode], imported: frozenset[str]) -> bool:

@@ -13,7 +13,6 @@ from typing import Any
 
 import libcst as cst
 
-from tpucheck.analyze.nameuses import name_uses
 from tpucheck.analyze.python import conditions, excepts, hostdata, options
 from tpucheck.analyze.python.context import Guard, RoleMark
 from tpucheck.analyze.python.core import BaseWalker, Hit
@@ -143,8 +142,7 @@ class StatementWalker(BaseWalker):
 
     def on_try(self, node: cst.Try | cst.TryStar, ctx: str | None) -> None:
         handler = next((h for h in node.handlers if excepts.handler_keeps_fallback(h, node.body.body, self)), None)
-        rule = None if handler is None else self._placeholder_guard(handler)
-        kept = None if handler is None or rule is None else Guard(rule, handler)
+        kept = None if handler is None else Guard("guard.except" if self._placeholders_tested(handler) else "guard.placeholder", handler)
         with self.enter(guard=kept if kept is not None else self.frame.guard):
             self.walk(node.body)
         self.walk_all(node.handlers)
@@ -153,23 +151,18 @@ class StatementWalker(BaseWalker):
         if node.finalbody is not None:
             self.walk(node.finalbody)
 
-    def _placeholder_guard(self, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> str | None:
-        """The guard an import's `except` gives when it only binds None placeholders
-        (excepts.placeholders): a working fallback (`guard.except`) when the module tests
-        one of them or never reads them; an edit (`guard.placeholder`) when it calls them
-        untested; none when it asserts them in more places than it tests them (the module
-        needs the import: svox2's `assert _C is not None`). The module's name uses are read
-        once, on the first such handler."""
+    def _placeholders_tested(self, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+        """A handler that only binds None placeholders keeps a working fallback when the
+        module tests one of them, or reads none of them (excepts.placeholders); otherwise
+        the module loads without the package but fails where the placeholder is called
+        (`guard.placeholder`). The module's name uses are read once, on the first such
+        handler."""
         bound = excepts.placeholders(handler, self)
         if not bound:
-            return "guard.except"
+            return True
         if self._uses is None:
-            self._uses = name_uses(self.source)
-        if self._uses.demanded(bound):
-            return None
-        if not bound.isdisjoint(self._uses.tested) or bound.isdisjoint(self._uses.loaded):
-            return "guard.except"
-        return "guard.placeholder"
+            self._uses = excepts.name_uses(self.source)
+        return not bound.isdisjoint(self._uses.tested) or bound.isdisjoint(self._uses.loaded)
 
     def on_loop(self, node: cst.For | cst.While, ctx: str | None) -> None:
         if isinstance(node, cst.For):
