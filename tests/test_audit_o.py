@@ -561,3 +561,34 @@ def test_a_package_imported_by_a_module_loaded_only_by_choice_is_optional(tmp_pa
         ("DEP002", "pkg/flash/ops.py", "minor", "fallback.guarded-module"),  # only the guarded module imports it
         ("DEP003", "pkg/flash/lazy.py", "blocker", None),
     ]
+
+
+def test_a_project_of_its_own_that_the_product_neither_imports_nor_runs_is_apart(tmp_path: Path) -> None:
+    """Blind set 12 (map-anything's data_processing/wai_processing, its own pyproject.toml):
+    priced apart, as a submodule. Adversarial: a nested project the product imports, or whose
+    file a root launcher runs, stays product."""
+    cuda = "import torch\nx = torch.zeros(2).cuda()\n"
+    files = {
+        "pyproject.toml": '[project]\nname = "main"\n',
+        "main/__init__.py": "",
+        "main/model.py": "import torch\nimport kernels_pkg.ops\n",
+        "tools/render/pyproject.toml": '[project]\nname = "render"\n',
+        "tools/render/render_pkg/__init__.py": "",
+        "tools/render/render_pkg/raster.py": cuda,
+        "kernels/pyproject.toml": '[project]\nname = "kernels"\n',
+        "kernels/src/kernels_pkg/__init__.py": "",
+        "kernels/src/kernels_pkg/ops.py": cuda,
+        "evalkit/setup.py": "from setuptools import setup\nsetup(name='evalkit')\n",
+        "evalkit/run_eval.py": cuda,
+        "scripts/eval.sh": "python evalkit/run_eval.py --model main\n",
+    }
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text, encoding="utf-8")
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    roles = sorted((f.path, f.role, f.because[0].rule if f.because else None) for f in result.findings if f.rule == "CA003")
+    assert roles == [
+        ("evalkit/run_eval.py", "library", None),
+        ("kernels/src/kernels_pkg/ops.py", "library", None),
+        ("tools/render/render_pkg/raster.py", "experimental", "role.nested-project"),
+    ]

@@ -62,8 +62,10 @@ def test_a_submodule_imported_at_load_keeps_its_python_and_prices_its_build_apar
 
 
 def test_look_alikes_are_the_products_code(tmp_path: Path) -> None:
-    # the same folder without a .gitmodules entry: vendored by copy, the project's own code
-    assert [row[2] for row in scanned(tmp_path / "copy", project({}))] == ["library", "library", "library"]
+    # the same folder without a .gitmodules entry, imported: vendored by copy, the project's
+    # own code (not imported, a folder with its own manifest is a project apart: test_audit_o)
+    train = "import torch\nfrom raster import buf\nmodel = torch.nn.Linear(2, 2).cuda()\n"
+    assert [row[2] for row in scanned(tmp_path / "copy", project({}, train))] == ["library", "library", "library"]
     outside = '[submodule "x"]\n\tpath = ../elsewhere\n\turl = u\n'
     assert parse_submodules(outside) == {}
     assert parse_submodules(GITMODULES + '[submodule "y"]\n\tpath = "vendor/y/"\n') == {
@@ -75,7 +77,7 @@ def test_look_alikes_are_the_products_code(tmp_path: Path) -> None:
 def test_the_cached_tree_follows_gitmodules(tmp_path: Path) -> None:
     # .gitmodules is not a scanned file, but the tree's facts depend on it: a rescan after
     # it changes (nothing else did) must not serve the old verdict.
-    files = project({})
+    files = project({}, "import torch\nfrom raster import buf\nmodel = torch.nn.Linear(2, 2).cuda()\n")
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
@@ -86,7 +88,7 @@ def test_the_cached_tree_follows_gitmodules(tmp_path: Path) -> None:
 
     assert roles() == ["library", "library", "library"]
     (tmp_path / ".gitmodules").write_text(GITMODULES)
-    assert roles() == ["experimental", "experimental", "library"]
+    assert roles() == ["experimental", "library", "library"]  # imported at load: its Python is product, its build apart
 
 
 def test_a_submodules_sources_the_products_build_compiles_are_the_products(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ from tpucheck.discover.walk import (
 )
 from tpucheck.findings import FileResult, Finding, ImportFacts, ScanError, Skipped
 from tpucheck.gates.finish import Assembled, finish
-from tpucheck.judge.entrypoints import LAUNCHERS, SHELL_COMMENT, entry_point_paths, launched_paths
+from tpucheck.judge.entrypoints import LAUNCHERS, SHELL_COMMENT, entry_point_paths, launched_paths, nested_projects
 from tpucheck.judge.place import Placement, place
 from tpucheck.judge.roles import Roles
 from tpucheck.judge.verdict import build_result
@@ -398,7 +398,8 @@ def _compute_tree_facts(
     entry_points = entry_point_paths([f.path for f in found.files], read)
     by_folder = Roles(judgement, entry_points)
     launched_files = launched_paths([f.path for f in found.files], read, lambda path: not by_folder.supporting(path))
-    roles = Roles(judgement, entry_points, launched=launched_files)
+    nested = nested_projects([f.path for f in found.files], lambda path: _top_imports(facts(path)), launched_files)
+    roles = Roles(judgement, entry_points, launched=launched_files, nested=nested)
     cmake = [f.path for f in found.files if is_cmake_file(f.path)]
     reach = reachability_of(python, native, facts, roles.supporting, judgement, read, cmake)
     workloads = {path: frozenset(fact.workloads) for path in python if not roles.supporting(path) and (fact := facts(path)) is not None and fact.workloads}
@@ -406,7 +407,7 @@ def _compute_tree_facts(
     options_off = _options_off(python, facts)
     launched = _options_launched([f.path for f in found.files], read, options_off)
     options_off = {name: path for name, path in options_off.items() if name not in launched}
-    return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads, options_off, apart, launched, launched_files)
+    return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads, options_off, apart, launched, launched_files, nested)
 
 
 def _submodules_apart(
@@ -486,6 +487,11 @@ def _product_build_sources(submodules: dict[str, str], python: Sequence[str], fa
 _PASSED_FLAG = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*)")
 
 
+def _top_imports(fact: ImportFacts | None) -> set[str]:
+    """The top-level names a module imports (absolute imports only)."""
+    return {imp.module.partition(".")[0] for imp in fact.imports if not imp.level} if fact is not None else set()
+
+
 def _options_launched(paths: Iterable[str], read: Callable[[str], str | None], options_off: dict[str, str]) -> dict[str, str]:
     """Settings off by default that the project's own launch scripts turn on (`--enable_
     deepspeed` in every shipped `scripts/*.sh`), each with the first script passing it: the
@@ -530,7 +536,7 @@ def assemble(
     tree = tree or TreeFacts()
     rules = ruleset.by_id()
     placement = Placement(
-        Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files), tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off, tree.options_launched
+        Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested), tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off, tree.options_launched
     )
     findings: list[Finding] = []
     set_aside: list[Finding] = []

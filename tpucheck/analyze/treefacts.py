@@ -47,6 +47,9 @@ class TreeFacts:
     launched_files: dict[str, str] = field(default_factory=dict)
     """Python files the project's own launch scripts run, each with the first script that
     runs it: product code (judge/roles.py)."""
+    nested: dict[str, str] = field(default_factory=dict)
+    """Folders holding another project the product neither imports nor runs, each with its
+    manifest: priced apart (judge/roles.py)."""
 
     def workloads_of(self, paths: Iterable[str]) -> tuple[str, ...]:
         found = set().union(*(self.workloads.get(p, frozenset()) for p in paths))
@@ -74,13 +77,14 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "submodules": [[path, url, native_only, sorted(built)] for path, (url, native_only, built) in sorted(tree.submodules.items())],
         "options_launched": [[name, path] for name, path in sorted(tree.options_launched.items())],
         "launched_files": [[path, launcher] for path, launcher in sorted(tree.launched_files.items())],
+        "nested": [[folder, manifest] for folder, manifest in sorted(tree.nested.items())],
     }
 
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files"}:
-        raise TypeError("tree facts must be an object with exactly their eight fields")
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested"}:
+        raise TypeError("tree facts must be an object with exactly their nine fields")
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
@@ -118,7 +122,11 @@ def tree_from_json(data: Any) -> TreeFacts:
     for item in expect_list(data["launched_files"]):
         path, launcher = expect_list(item, length=2)
         files[expect_str(path)] = expect_str(launcher)
-    return TreeFacts(reach, _strings(data["entry_points"]), _reasons_from(data["older"]), workloads, options_off, submodules, launched, files)
+    nested = {}
+    for item in expect_list(data["nested"]):
+        folder, manifest = expect_list(item, length=2)
+        nested[expect_str(folder)] = expect_str(manifest)
+    return TreeFacts(reach, _strings(data["entry_points"]), _reasons_from(data["older"]), workloads, options_off, submodules, launched, files, nested)
 
 
 def _reasons(reasons: dict[str, Reason]) -> list[list[Any]]:

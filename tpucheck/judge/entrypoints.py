@@ -13,14 +13,14 @@ import configparser
 import posixpath
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["LAUNCHERS", "SHELL_COMMENT", "entry_point_paths", "launched_paths"]
+__all__ = ["LAUNCHERS", "SHELL_COMMENT", "entry_point_paths", "launched_paths", "nested_projects"]
 
 _SCRIPT_GROUPS = ("console_scripts", "gui_scripts")
 
@@ -165,3 +165,46 @@ def _resolve(word: str, folder: str, known: frozenset[str], python: list[str]) -
 def _collected_by_pytest(path: str) -> bool:
     name = posixpath.basename(path)
     return name.startswith("test_") or name.endswith("_test.py")
+
+
+_MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg")
+_ROOT_MARKERS = (*_MANIFESTS, "requirements.txt", "environment.yml", "environment.yaml")
+
+
+def nested_projects(files: Iterable[str], imported: Callable[[str], Iterable[str]], launched: Mapping[str, str]) -> dict[str, str]:
+    """Folders below the root that hold a package manifest of their own (another project
+    kept in the repository), each with its manifest, when nothing outside the folder
+    imports a package defined in it (`imported(path)`: the top names a Python file imports)
+    nor runs one of its files (`launched`: file -> launch script). Only when the root has
+    its own manifest, requirements or Python files: a repository of several projects side
+    by side has no product above them to set them apart from."""
+    paths = sorted(files)
+    if not any(p in _ROOT_MARKERS or ("/" not in p and p.endswith(".py")) for p in paths):
+        return {}
+    manifests: dict[str, str] = {}
+    for path in paths:
+        folder, _, name = path.rpartition("/")
+        if name in _MANIFESTS and folder and not any(folder.startswith(f + "/") for f in manifests):
+            manifests.setdefault(folder, path)
+    if not manifests:
+        return {}
+    packages: dict[str, set[str]] = {folder: set() for folder in manifests}
+    for path in paths:
+        if not path.endswith("/__init__.py"):
+            continue
+        for folder, names in packages.items():
+            if path.startswith(folder + "/"):
+                parts = path[len(folder) + 1 :].split("/")[:-1]
+                parts = parts[1:] if parts and parts[0] == "src" else parts
+                if parts:
+                    names.add(parts[0])
+    out: dict[str, str] = {}
+    for folder, manifest in manifests.items():
+        inside = folder + "/"
+        if any(f.startswith(inside) and not launcher.startswith(inside) for f, launcher in launched.items()):
+            continue
+        names = packages[folder]
+        used = any(top in names for path in paths if path.endswith(".py") and not path.startswith(inside) for top in imported(path))
+        if not used:
+            out[folder] = manifest
+    return out

@@ -28,12 +28,16 @@ class Roles:
         entry_points: Iterable[str] = (),
         submodules: Mapping[str, tuple[str, bool, frozenset[str]]] | None = None,
         launched: Mapping[str, str] | None = None,
+        nested: Mapping[str, str] | None = None,
     ) -> None:
         self.judgement = judgement
         self.entry_points = frozenset(entry_points)
         self.launched = dict(launched or {})
         """Python files the project's launch scripts run -> the first such script
         (judge/entrypoints.py `launched_paths`): product code, as entry points are."""
+        self.nested = dict(nested or {})
+        """Folders holding another project (its own manifest) the product neither imports
+        nor runs -> that manifest (judge/entrypoints.py `nested_projects`): priced apart."""
         self.submodules = dict(submodules or {})
         """Git submodule path -> (URL, whether only its native sources are apart): other
         repositories pinned inside this one, priced apart (TreeFacts.submodules)."""
@@ -87,6 +91,9 @@ class Roles:
                 return Reason("role.submodule", f"{path} is in the git submodule `{folder}`{where}, which the product does not import at load")
             if path.endswith(NATIVE_EXTENSIONS):
                 return Reason("role.submodule", f"{path} is a native source of the git submodule `{folder}`{where}: that dependency's own build")
+        for folder, manifest in self.nested.items():
+            if path.startswith(folder + "/"):
+                return Reason("role.nested-project", f"{path} is in `{folder}`, a project of its own ({manifest}) that the product neither imports nor runs")
         for pattern in self.judgement.optional_paths:
             found = pattern.search(path)
             if found:

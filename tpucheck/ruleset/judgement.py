@@ -193,6 +193,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             rationale["role.launched"] = raw["entry_points"]["launched_why"]
     if "submodules" in raw:
         rationale["role.submodule"] = raw["submodules"]["why"]
+    if "nested_projects" in raw:
+        rationale["role.nested-project"] = raw["nested_projects"]["why"]
     optional = raw.get("optional_paths", {})
     optional_paths = tuple(p for i, text in enumerate(optional.get("paths", [])) if (p := regex(text, "optional_paths", "paths", i)) is not None)
     if optional:
