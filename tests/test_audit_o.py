@@ -571,7 +571,11 @@ def test_a_project_of_its_own_that_the_product_neither_imports_nor_runs_is_apart
     files = {
         "pyproject.toml": '[project]\nname = "main"\n',
         "main/__init__.py": "",
-        "main/model.py": "import torch\nimport kernels_pkg.ops\n",
+        "main/model.py": "import torch\nimport kernels_pkg.ops\n\nfrom .ops.functions import attn\n",
+        # blind set 13 (DINO): an extension folder with its own setup.py, reached by a relative import
+        "main/ops/setup.py": 'from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\nsetup(ext_modules=[CUDAExtension("FastAttn", ["src/attn.cu"])])\n',
+        "main/ops/functions/__init__.py": "",
+        "main/ops/functions/attn.py": "import FastAttn\nimport torch\nx = torch.zeros(2).cuda()\n",
         "tools/render/pyproject.toml": '[project]\nname = "render"\n',
         "tools/render/render_pkg/__init__.py": "",
         "tools/render/render_pkg/raster.py": cuda,
@@ -590,5 +594,6 @@ def test_a_project_of_its_own_that_the_product_neither_imports_nor_runs_is_apart
     assert roles == [
         ("evalkit/run_eval.py", "library", None),
         ("kernels/src/kernels_pkg/ops.py", "library", None),
+        ("main/ops/functions/attn.py", "library", None),
         ("tools/render/render_pkg/raster.py", "experimental", "role.nested-project"),
     ]

@@ -398,7 +398,7 @@ def _compute_tree_facts(
     entry_points = entry_point_paths([f.path for f in found.files], read)
     by_folder = Roles(judgement, entry_points)
     launched_files = launched_paths([f.path for f in found.files], read, lambda path: not by_folder.supporting(path))
-    nested = nested_projects([f.path for f in found.files], lambda path: _top_imports(facts(path)), launched_files)
+    nested = nested_projects([f.path for f in found.files], lambda path: facts(path) if path in by_path else None, launched_files)
     roles = Roles(judgement, entry_points, launched=launched_files, nested=nested)
     cmake = [f.path for f in found.files if is_cmake_file(f.path)]
     reach = reachability_of(python, native, facts, roles.supporting, judgement, read, cmake)
@@ -485,11 +485,6 @@ def _product_build_sources(submodules: dict[str, str], python: Sequence[str], fa
 
 
 _PASSED_FLAG = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*)")
-
-
-def _top_imports(fact: ImportFacts | None) -> set[str]:
-    """The top-level names a module imports (absolute imports only)."""
-    return {imp.module.partition(".")[0] for imp in fact.imports if not imp.level} if fact is not None else set()
 
 
 def _options_launched(paths: Iterable[str], read: Callable[[str], str | None], options_off: dict[str, str]) -> dict[str, str]:

@@ -15,6 +15,8 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 
+from tpucheck.findings import ImportFacts
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
@@ -171,13 +173,15 @@ _MANIFESTS = ("pyproject.toml", "setup.py", "setup.cfg")
 _ROOT_MARKERS = (*_MANIFESTS, "requirements.txt", "environment.yml", "environment.yaml")
 
 
-def nested_projects(files: Iterable[str], imported: Callable[[str], Iterable[str]], launched: Mapping[str, str]) -> dict[str, str]:
+def nested_projects(files: Iterable[str], facts: Callable[[str], ImportFacts | None], launched: Mapping[str, str]) -> dict[str, str]:
     """Folders below the root that hold a package manifest of their own (another project
     kept in the repository), each with its manifest, when nothing outside the folder
-    imports a package defined in it (`imported(path)`: the top names a Python file imports)
-    nor runs one of its files (`launched`: file -> launch script). Only when the root has
-    its own manifest, requirements or Python files: a repository of several projects side
-    by side has no product above them to set them apart from."""
+    imports a module of it (a package defined in it, a module a relative import reaches in
+    it, an extension its build makes: DINO's `import MultiScaleDeformableAttention` built by
+    `models/dino/ops/setup.py`) nor runs one of its files (`launched`: file -> launch
+    script). Only when the root has its own manifest, requirements or Python files: a
+    repository of several projects side by side has no product above them to set them
+    apart from."""
     paths = sorted(files)
     if not any(p in _ROOT_MARKERS or ("/" not in p and p.endswith(".py")) for p in paths):
         return {}
@@ -188,23 +192,48 @@ def nested_projects(files: Iterable[str], imported: Callable[[str], Iterable[str
             manifests.setdefault(folder, path)
     if not manifests:
         return {}
-    packages: dict[str, set[str]] = {folder: set() for folder in manifests}
+    packages: dict[str, set[str]] = {folder: set() for folder in manifests}  # top package names
+    built: dict[str, set[str]] = {folder: set() for folder in manifests}  # extension modules, as named
     for path in paths:
-        if not path.endswith("/__init__.py"):
-            continue
-        for folder, names in packages.items():
-            if path.startswith(folder + "/"):
+        for folder in manifests:
+            if not path.startswith(folder + "/"):
+                continue
+            if path.endswith("/__init__.py"):
                 parts = path[len(folder) + 1 :].split("/")[:-1]
                 parts = parts[1:] if parts and parts[0] == "src" else parts
                 if parts:
-                    names.add(parts[0])
+                    packages[folder].add(parts[0])
+            elif path.endswith(".py") and (fact := facts(path)) is not None:
+                built[folder].update(build.name for build in fact.builds)
+    reached: set[str] = set()  # project paths (folders and modules) relative imports reach
+    tops: set[str] = set()
+    for path in paths:
+        if not path.endswith(".py") or (fact := facts(path)) is None:
+            continue
+        for imp in fact.imports:
+            if imp.level:
+                base = path.split("/")[:-1]
+                base = base[: len(base) - (imp.level - 1)] if imp.level > 1 else base
+                reached.add("/".join([*base, *imp.module.split(".")]) + "|" + path)
+            else:
+                tops.add(imp.module + "|" + path)
     out: dict[str, str] = {}
     for folder, manifest in manifests.items():
         inside = folder + "/"
         if any(f.startswith(inside) and not launcher.startswith(inside) for f, launcher in launched.items()):
             continue
-        names = packages[folder]
-        used = any(top in names for path in paths if path.endswith(".py") and not path.startswith(inside) for top in imported(path))
-        if not used:
-            out[folder] = manifest
+        if any((target + "/").startswith(inside) and not importer.startswith(inside) for target, _, importer in (r.partition("|") for r in reached)):
+            continue
+        if any(_uses(module, packages[folder], built[folder]) and not importer.startswith(inside) for module, _, importer in (t.partition("|") for t in tops)):
+            continue
+        out[folder] = manifest
     return out
+
+
+def _uses(module: str, packages: set[str], built: set[str]) -> bool:
+    """Whether an absolute import names a package of a nested project (by its top name) or
+    an extension its build makes (`FastAttn`, `pkg._C`; `from pkg import _C` arrives as
+    `pkg._C`)."""
+    if module.partition(".")[0] in packages:
+        return True
+    return any(module == name or module.startswith(name + ".") for name in built)
