@@ -13,6 +13,19 @@ RULESET = load_ruleset()
 XLA = RULESET.for_target("xla")  # PyTorch/XLA keeps host syncs at their weight
 
 
+def write_tree(root: Path, files: dict[str, str]) -> None:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
+
+
+def kernel_rows(root: Path, files: dict[str, str]) -> list[tuple[str, str, str | None]]:
+    """The CK003 kernel findings of a small project: path, severity, first reason."""
+    write_tree(root, files)
+    result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+    return [(f.path, f.severity, f.because[0].rule if f.because else None) for f in result.findings if f.rule == "CK003"]
+
+
 def found(root: Path, path: str, code: str, rules: tuple[str, ...], target: str = "torchtpu") -> list[tuple[str, int, int, str]]:
     (root / path).parent.mkdir(parents=True, exist_ok=True)
     (root / path).write_text(dedent(code), encoding="utf-8")
@@ -393,9 +406,7 @@ def test_a_file_the_launch_scripts_run_is_product_whatever_its_name(tmp_path: Pa
         "train/scripts/train_one_node.sh": "cd train\ntorchrun --nproc_per_node 8 \\\n   src/train.py --distributed True\npython evaluate_test.py\n",
         "examples/go.sh": "python run.py\n",
     }
-    for path, text in files.items():
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(text, encoding="utf-8")
+    write_tree(tmp_path, files)
     result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
     roles = {(f.path, f.role, f.severity, tuple(r.rule for r in f.because)) for f in result.findings if f.rule == "CA003"}
     assert roles == {
@@ -435,12 +446,8 @@ def test_kernels_a_cmake_build_makes_are_optional_when_their_library_is_imported
     plain = "import torch\nimport pkg.libfastops as ops\n\n\ndef scale(x, a):\n    return ops.scale(x, a)\n"
     for name, code, want in (("a", tried, "minor"), ("b", plain, "blocker")):
         root = tmp_path / name
-        for path, text in {"pkg/__init__.py": "", "pkg/ops.py": code, "csrc/CMakeLists.txt": cmake, "csrc/kernels/scale.cu": kernel}.items():
-            (root / path).parent.mkdir(parents=True, exist_ok=True)
-            (root / path).write_text(text, encoding="utf-8")
-        result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
-        kernels = [(f.rule, f.path, f.severity, f.because[0].rule if f.because else None) for f in result.findings if f.rule == "CK003"]
-        assert kernels == [("CK003", "csrc/kernels/scale.cu", want, "fallback.optional-module" if want == "minor" else None)], name
+        files = {"pkg/__init__.py": "", "pkg/ops.py": code, "csrc/CMakeLists.txt": cmake, "csrc/kernels/scale.cu": kernel}
+        assert kernel_rows(root, files) == [("csrc/kernels/scale.cu", want, "fallback.optional-module" if want == "minor" else None)], name
 
 
 def test_a_grid_of_host_ranges_is_host_data(tmp_path: Path) -> None:
@@ -509,11 +516,8 @@ def test_an_extension_imported_by_name_in_a_try_keeps_its_kernels_optional(tmp_p
     plain = 'import importlib\nfused = importlib.import_module("fused_norm_cuda")\n\n\ndef norm(x):\n    return fused.norm(x)\n'
     for name, code, want in (("a", tried, "minor"), ("b", plain, "blocker")):
         root = tmp_path / name
-        for path, text in {"setup.py": setup, "pkg/__init__.py": "", "pkg/norm.py": code, "csrc/norm_kernel.cu": kernel}.items():
-            (root / path).parent.mkdir(parents=True, exist_ok=True)
-            (root / path).write_text(text, encoding="utf-8")
-        result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
-        assert [(f.rule, f.severity) for f in result.findings if f.rule == "CK003"] == [("CK003", want)], name
+        files = {"setup.py": setup, "pkg/__init__.py": "", "pkg/norm.py": code, "csrc/norm_kernel.cu": kernel}
+        assert [row[1] for row in kernel_rows(root, files)] == [want], name
 
 
 def test_bitsandbytes_loading_on_the_main_path_holds_the_grade_at_d(tmp_path: Path) -> None:
@@ -552,9 +556,7 @@ def test_a_package_imported_by_a_module_loaded_only_by_choice_is_optional(tmp_pa
             "def other():\n    from .flash import lazy\n    return lazy.attend\n"
         ),
     }
-    for path, text in files.items():
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(text, encoding="utf-8")
+    write_tree(tmp_path, files)
     result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
     assert sorted((f.rule, f.path, f.severity, f.because[0].rule if f.because else None) for f in result.findings if f.rule.startswith("DEP")) == [
         ("DEP002", "pkg/flash/llama.py", "minor", "fallback.guarded-module"),
@@ -586,9 +588,7 @@ def test_a_project_of_its_own_that_the_product_neither_imports_nor_runs_is_apart
         "evalkit/run_eval.py": cuda,
         "scripts/eval.sh": "python evalkit/run_eval.py --model main\n",
     }
-    for path, text in files.items():
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(text, encoding="utf-8")
+    write_tree(tmp_path, files)
     result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
     roles = sorted((f.path, f.role, f.because[0].rule if f.because else None) for f in result.findings if f.rule == "CA003")
     assert roles == [

@@ -90,10 +90,7 @@ def tree_from_json(data: Any) -> TreeFacts:
         raw = data["reach"]
         if type(raw) is not dict or set(raw) != {"optional_files", "optional_extensions", "evidence", "other_accelerator", "built", "engines"}:
             raise TypeError("reach must be an object with exactly its six fields")
-        built = {}
-        for item in expect_list(raw["built"]):
-            name, path = expect_list(item, length=2)
-            built[expect_str(name)] = expect_str(path)
+        built = _pairs(raw["built"])
         reach = Reachability(
             _strings(raw["optional_files"]),
             _strings(raw["optional_extensions"]),
@@ -106,27 +103,31 @@ def tree_from_json(data: Any) -> TreeFacts:
     for item in expect_list(data["workloads"]):
         path, kinds = expect_list(item, length=2)
         workloads[expect_str(path)] = _strings(kinds)
-    options_off = {}
-    for item in expect_list(data["options_off"]):
-        name, path = expect_list(item, length=2)
-        options_off[expect_str(name)] = expect_str(path)
+    options_off = _pairs(data["options_off"])
     submodules = {}
     for item in expect_list(data["submodules"]):
         path, url, native_only, built = expect_list(item, length=4)
         submodules[expect_str(path)] = (expect_str(url), expect_bool(native_only), _strings(built))
-    launched = {}
-    for item in expect_list(data["options_launched"]):
-        name, path = expect_list(item, length=2)
-        launched[expect_str(name)] = expect_str(path)
-    files = {}
-    for item in expect_list(data["launched_files"]):
-        path, launcher = expect_list(item, length=2)
-        files[expect_str(path)] = expect_str(launcher)
-    nested = {}
-    for item in expect_list(data["nested"]):
-        folder, manifest = expect_list(item, length=2)
-        nested[expect_str(folder)] = expect_str(manifest)
-    return TreeFacts(reach, _strings(data["entry_points"]), _reasons_from(data["older"]), workloads, options_off, submodules, launched, files, nested)
+    return TreeFacts(
+        reach,
+        _strings(data["entry_points"]),
+        _reasons_from(data["older"]),
+        workloads,
+        options_off,
+        submodules,
+        _pairs(data["options_launched"]),
+        _pairs(data["launched_files"]),
+        _pairs(data["nested"]),
+    )
+
+
+def _pairs(data: Any) -> dict[str, str]:
+    """A `[[key, value], ...]` list of strings, as `tree_to_json` writes a str -> str map."""
+    out = {}
+    for item in expect_list(data):
+        key, value = expect_list(item, length=2)
+        out[expect_str(key)] = expect_str(value)
+    return out
 
 
 def _reasons(reasons: dict[str, Reason]) -> list[list[Any]]:
