@@ -153,7 +153,7 @@ def _call_on_host(names: Names, node: cst.Call) -> bool:
         # `_stats_array(stats)`, a helper above that only returns NumPy data
         return type(func) is cst.Name and func.value in names.host_functions
     if qualified in names.index.host_constructors:
-        return _made_on_host(qualified, node)
+        return made_on_host(qualified, node)
     if qualified in names.index.host_keeps:
         return inputs_on_host(names, node)
     return qualified.split(".", 1)[0] in names.index.host_modules
@@ -241,7 +241,7 @@ def _to_cpu(call: cst.Call) -> bool:
     return parts is not None and "cpu" in parts[-1].lower().split("_")
 
 
-def _made_on_host(qualified: str, call: cst.Call) -> bool:
+def made_on_host(qualified: str, call: cst.Call) -> bool:
     """A constructor call with no `device=` makes its tensor on the host; `torch.load`
     only when told `map_location="cpu"` (else tensors go back where they were saved)."""
     keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}

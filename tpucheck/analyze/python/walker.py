@@ -133,6 +133,8 @@ class Walker(StatementWalker):
             for arg in node.args:
                 if arg.keyword is not None:
                     for rule_matcher in index.keyword.lookup(arg.keyword.value):
+                        if rule_matcher[0].unless == "host" and qualified in index.host_constructors and hostdata.made_on_host(qualified, node):
+                            continue  # `torch.linspace(..., dtype=torch.float64)`: made on the host
                         if keyword_holds(self, rule_matcher[1], arg, callees, method):
                             with self.enter(guard=self.arm_guard(conditional_arm(self, rule_matcher[1].value, arg.value))):
                                 self.hit(rule_matcher, arg)
