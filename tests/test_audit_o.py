@@ -597,3 +597,25 @@ def test_a_project_of_its_own_that_the_product_neither_imports_nor_runs_is_apart
         ("main/ops/functions/attn.py", "library", None),
         ("tools/render/render_pkg/raster.py", "experimental", "role.nested-project"),
     ]
+
+
+def test_a_device_test_that_only_picks_where_things_go_loses_no_path(tmp_path: Path) -> None:
+    """Audit T (aot-benchmark's demo): `if device.type == "cuda": model.cuda(gpu_id) else:
+    model.to(device)` picks a placement; the other side is what a TPU needs. Adversarial: a
+    CUDA side that computes (a fused kernel) still loses its path on a TPU."""
+    code = """\
+        import torch
+
+
+        def load(model, x, device, gpu_id):
+            if device.type == "cuda":
+                model = model.cuda(gpu_id)
+                pin = True
+            else:
+                model = model.to(device)
+                pin = False
+            if x.device.type == "cuda":
+                return fused(x)
+            return reference(x)
+        """
+    assert found(tmp_path, "pkg/place.py", code, ("DP010",)) == [("DP010", 11, 25, "minor")]
