@@ -1,4 +1,5 @@
-"""The modules a project exposes as commands: product code, whatever folder holds them.
+"""The modules a project exposes as commands, the files its launch scripts run (product
+code, whatever folder holds them), and the projects it keeps beside itself but never uses.
 
 A team runs its product through its console scripts (`[project.scripts]`, setup.py's or
 setup.cfg's `console_scripts`, poetry's scripts) or `python -m pkg` (a package's
@@ -205,26 +206,25 @@ def nested_projects(files: Iterable[str], facts: Callable[[str], ImportFacts | N
                     packages[folder].add(parts[0])
             elif path.endswith(".py") and (fact := facts(path)) is not None:
                 built[folder].update(build.name for build in fact.builds)
-    reached: set[str] = set()  # project paths (folders and modules) relative imports reach
-    tops: set[str] = set()
+    reached: list[tuple[str, str]] = []  # (project path a relative import reaches, importer)
+    absolute: list[tuple[str, str]] = []  # (module an absolute import names, importer)
     for path in paths:
         if not path.endswith(".py") or (fact := facts(path)) is None:
             continue
         for imp in fact.imports:
             if imp.level:
-                base = path.split("/")[:-1]
-                base = base[: len(base) - (imp.level - 1)] if imp.level > 1 else base
-                reached.add("/".join([*base, *imp.module.split(".")]) + "|" + path)
+                base = path.split("/")[: -imp.level]
+                reached.append(("/".join([*base, *imp.module.split(".")]), path))
             else:
-                tops.add(imp.module + "|" + path)
+                absolute.append((imp.module, path))
     out: dict[str, str] = {}
     for folder, manifest in manifests.items():
         inside = folder + "/"
         if any(f.startswith(inside) and not launcher.startswith(inside) for f, launcher in launched.items()):
             continue
-        if any((target + "/").startswith(inside) and not importer.startswith(inside) for target, _, importer in (r.partition("|") for r in reached)):
+        if any((target + "/").startswith(inside) and not importer.startswith(inside) for target, importer in reached):
             continue
-        if any(_uses(module, packages[folder], built[folder]) and not importer.startswith(inside) for module, _, importer in (t.partition("|") for t in tops)):
+        if any(_uses(module, packages[folder], built[folder]) and not importer.startswith(inside) for module, importer in absolute):
             continue
         out[folder] = manifest
     return out

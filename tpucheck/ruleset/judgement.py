@@ -60,6 +60,10 @@ class Guards:
     tpu_modules: tuple[str, ...] = ()
     accelerator_tests: frozenset[str] = frozenset()
     knobs: tuple[str, ...] = ()
+    placement_methods: frozenset[str] = frozenset()
+    placement_calls: frozenset[str] = frozenset()
+    """Methods and calls that only place a value on a device: a device test whose two sides
+    do nothing else picks where things go (conditions.placement_only)."""
     skip_decorators: frozenset[str] = frozenset()
     skip_calls: frozenset[str] = frozenset()
     skip_raises: frozenset[str] = frozenset()
@@ -221,6 +225,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         tpu_modules=tuple(guards_raw.get("tpu_modules", ())),
         accelerator_tests=frozenset(guards_raw.get("accelerator_tests", ())),
         knobs=tuple(guards_raw.get("knobs", ())),
+        placement_methods=frozenset(guards_raw.get("placement_methods", ())),
+        placement_calls=frozenset(guards_raw.get("placement_calls", ())),
         skip_decorators=frozenset(guards_raw.get("skip_decorators", ())),
         skip_calls=frozenset(guards_raw.get("skip_calls", ())),
         skip_raises=frozenset(guards_raw.get("skip_raises", ())),

@@ -8,6 +8,7 @@ CUDA paths and test-only code from the product's main path.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from fnmatch import fnmatchcase
 
 import libcst as cst
@@ -357,25 +358,25 @@ def cuda_settings_only(names: Names, suite: cst.BaseSuite) -> bool:
     return True
 
 
-_PLACEMENT_METHODS = frozenset({"cuda", "to", "cpu", "pin_memory"})
+def _every_statement(suite: cst.BaseSuite | None, keep: Callable[[cst.BaseSmallStatement], bool]) -> bool:
+    """Whether a branch is simple statements only, each of them one `keep` accepts."""
+    statements = getattr(suite, "body", ())
+    if not statements:
+        return False
+    return all(isinstance(statement, cst.SimpleStatementLine) and all(keep(small) for small in statement.body) for statement in statements)
 
 
 def placement_only(names: Names, suite: cst.BaseSuite) -> bool:
     """A branch that only places values or sets a literal (`x = x.cuda(gpu_id)`, `model.to(
     device)`, `gpu_id = -1`, `pin = True`): beside a sibling of the same kind, the device test
-    picks where things go, and the sibling is already what a TPU needs (audit T: four such
-    tests in a demo, judged false)."""
-    statements = getattr(suite, "body", ())
-    if not statements:
-        return False
-    for statement in statements:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            return False
-        for small in statement.body:
-            value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
-            if value is None or not (_literal_value(value) or _placement_call(names, value)):
-                return False
-    return True
+    picks where things go, and the sibling is already what a TPU needs (rules/judgement.yaml
+    `guards.placement_methods` / `placement_calls`)."""
+
+    def places(small: cst.BaseSmallStatement) -> bool:
+        value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+        return value is not None and (_literal_value(value) or _placement_call(names, value))
+
+    return _every_statement(suite, places)
 
 
 def _literal_value(value: cst.BaseExpression) -> bool:
@@ -389,10 +390,11 @@ def _placement_call(names: Names, value: cst.BaseExpression) -> bool:
     its other calls compute)."""
     if not isinstance(value, cst.Call):
         return False
-    if isinstance(value.func, cst.Attribute) and value.func.attr.value in _PLACEMENT_METHODS:
+    guards = names.index.guards
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value in guards.placement_methods:
         receiver = value.func.value
         return not isinstance(receiver, cst.Call) or _placement_call(names, receiver)
-    return names.qualified(value.func) in ("torch.device", "torch.cuda.set_device")
+    return names.qualified(value.func) in guards.placement_calls
 
 
 def reports_only(names: Names, suite: cst.BaseSuite | None) -> bool:
@@ -400,19 +402,14 @@ def reports_only(names: Names, suite: cst.BaseSuite | None) -> bool:
     `DESCRIPTION += "Running on CPU"`): the device test in front of it picks words, not a
     path, so a TPU loses nothing there. Any other statement, an assignment of text too
     (`device = "cuda"`), is a path."""
-    statements = getattr(suite, "body", ())
-    if not statements:
-        return False
-    for statement in statements:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            return False
-        for small in statement.body:
-            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and quiet_call(small.value, names):
-                continue
-            if isinstance(small, cst.AugAssign) and isinstance(small.value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
-                continue  # text added to a message; `device = "cuda"` (an Assign) is a choice
-            return False
-    return True
+
+    def reports(small: cst.BaseSmallStatement) -> bool:
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and quiet_call(small.value, names):
+            return True
+        # text added to a message; `device = "cuda"` (an Assign) is a choice
+        return isinstance(small, cst.AugAssign) and isinstance(small.value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString))
+
+    return _every_statement(suite, reports)
 
 
 def fails(body: cst.BaseSuite | cst.CSTNode | None, skip_raises: frozenset[str]) -> bool:
