@@ -25,7 +25,7 @@ from tpucheck.analyze.budget import BudgetExceeded, time_limit
 from tpucheck.analyze.cache import CacheStats, ResultCache
 from tpucheck.analyze.cmake import is_cmake_file
 from tpucheck.analyze.imports import facts_of_bytes, import_facts
-from tpucheck.analyze.reachability import build_paths, module_name, reachability_of
+from tpucheck.analyze.reachability import build_paths, imported_by, module_name, reachability_of
 from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
 from tpucheck.config.settings import ScanOptions, Settings, default_jobs
 from tpucheck.discover.sourcetext import SourceTextError, decode
@@ -399,7 +399,12 @@ def _compute_tree_facts(
     by_folder = Roles(judgement, entry_points)
     launched_files = launched_paths([f.path for f in found.files], read, lambda path: not by_folder.supporting(path))
     nested = nested_projects([f.path for f in found.files], lambda path: facts(path) if path in by_path else None, launched_files)
-    roles = Roles(judgement, entry_points, launched=launched_files, nested=nested)
+    imported_files = {
+        path: importer
+        for path, importer in imported_by(python, facts, lambda path: not by_folder.supporting(path) or path in launched_files).items()
+        if by_folder.supporting(path)
+    }
+    roles = Roles(judgement, entry_points, launched=launched_files, nested=nested, imported=imported_files)
     cmake = [f.path for f in found.files if is_cmake_file(f.path)]
     reach = reachability_of(python, native, facts, roles.supporting, judgement, read, cmake)
     workloads = {path: frozenset(fact.workloads) for path in python if not roles.supporting(path) and (fact := facts(path)) is not None and fact.workloads}
@@ -407,7 +412,7 @@ def _compute_tree_facts(
     options_off = _options_off(python, facts)
     launched = _options_launched([f.path for f in found.files], read, options_off)
     options_off = {name: path for name, path in options_off.items() if name not in launched}
-    return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads, options_off, apart, launched, launched_files, nested)
+    return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads, options_off, apart, launched, launched_files, nested, imported_files)
 
 
 def _submodules_apart(
@@ -531,7 +536,7 @@ def assemble(
     tree = tree or TreeFacts()
     rules = ruleset.by_id()
     placement = Placement(
-        Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested), tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off, tree.options_launched
+        Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files), tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off, tree.options_launched
     )
     findings: list[Finding] = []
     set_aside: list[Finding] = []

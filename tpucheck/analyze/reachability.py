@@ -27,7 +27,7 @@ from tpucheck.analyze.imports import Build, Import, ImportFacts, import_facts, s
 from tpucheck.findings import JitBuild, Reason
 from tpucheck.ruleset.judgement import Judgement
 
-__all__ = ["Import", "ImportFacts", "Reachability", "reachability", "reachability_of", "scan_imports"]
+__all__ = ["Import", "ImportFacts", "Reachability", "imported_by", "reachability", "reachability_of", "scan_imports"]
 _NATIVE = (".cu", ".cuh")
 GUARDED_MODULE = "fallback.guarded-module"
 """The evidence rule of a module every importer loads under a try or an if."""
@@ -134,6 +134,22 @@ class _Graph:
             parts = dotted.split(".")
             found = self._packages[dotted] = [".".join(parts[:n]) for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in self.modules]
         return found
+
+
+def imported_by(python_files: Iterable[str], facts: Callable[[str], ImportFacts | None], importers: Callable[[str], bool]) -> dict[str, str]:
+    """Project modules that a module `importers` accepts imports (at its top, in a function
+    or under a choice: any import runs the target on some path), each with its first such
+    importer, in path order."""
+    graph = _Graph({module_name(p): p for p in sorted(python_files)})
+    out: dict[str, str] = {}
+    for dotted, path in graph.modules.items():
+        if not importers(path) or (known := facts(path)) is None:
+            continue
+        for imp in known.imports:
+            for target in graph.resolve(dotted, imp):
+                if target != dotted:
+                    out.setdefault(graph.modules[target], path)
+    return out
 
 
 def reachability(

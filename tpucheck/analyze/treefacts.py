@@ -50,6 +50,9 @@ class TreeFacts:
     nested: dict[str, str] = field(default_factory=dict)
     """Folders holding another project the product neither imports nor runs, each with its
     manifest: priced apart (judge/roles.py)."""
+    imported_files: dict[str, str] = field(default_factory=dict)
+    """Python files the product imports, each with its first importer: product code even
+    when their name alone says test or demo (judge/roles.py)."""
 
     def workloads_of(self, paths: Iterable[str]) -> tuple[str, ...]:
         found = set().union(*(self.workloads.get(p, frozenset()) for p in paths))
@@ -78,13 +81,14 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "options_launched": [[name, path] for name, path in sorted(tree.options_launched.items())],
         "launched_files": [[path, launcher] for path, launcher in sorted(tree.launched_files.items())],
         "nested": [[folder, manifest] for folder, manifest in sorted(tree.nested.items())],
+        "imported_files": [[path, importer] for path, importer in sorted(tree.imported_files.items())],
     }
 
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested"}:
-        raise TypeError("tree facts must be an object with exactly their nine fields")
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files"}:
+        raise TypeError("tree facts must be an object with exactly their ten fields")
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
@@ -118,6 +122,7 @@ def tree_from_json(data: Any) -> TreeFacts:
         _pairs(data["options_launched"]),
         _pairs(data["launched_files"]),
         _pairs(data["nested"]),
+        _pairs(data["imported_files"]),
     )
 
 

@@ -29,12 +29,17 @@ class Roles:
         submodules: Mapping[str, tuple[str, bool, frozenset[str]]] | None = None,
         launched: Mapping[str, str] | None = None,
         nested: Mapping[str, str] | None = None,
+        imported: Mapping[str, str] | None = None,
     ) -> None:
         self.judgement = judgement
         self.entry_points = frozenset(entry_points)
         self.launched = dict(launched or {})
         """Python files the project's launch scripts run -> the first such script
         (judge/entrypoints.py `launched_paths`): product code, as entry points are."""
+        self.imported = dict(imported or {})
+        """Python files product code imports -> the first such importer (reachability
+        `imported_by`): a file only its name calls a test or demo is product when the
+        product imports it."""
         self.nested = dict(nested or {})
         """Folders holding another project (its own manifest) the product neither imports
         nor runs -> that manifest (judge/entrypoints.py `nested_projects`): priced apart."""
@@ -68,12 +73,27 @@ class Roles:
         launcher = self.launched.get(path)
         if launcher is not None and entry is not None and entry.role not in PRODUCT_ROLES:  # a name or folder said supporting
             return "script", Reason("role.launched", f"{path} is run by {launcher}")
+        importer = self.imported.get(path)
+        if importer is not None and entry is not None and entry.role in SUPPORTING_ROLES:
+            by_folder = self._folder_role(path)
+            if by_folder is not None:  # only the file's name said supporting
+                return by_folder, Reason("role.imported", f"{path} is imported by {importer}")
         if entry is None:
             return "library", None
         matched = next(p for p in entry.paths if p.search(path))
         found = matched.search(path)
         assert found is not None
         return entry.role, Reason(entry.id, f"`{found.group(0).strip('/')}` in {path}")
+
+    def _folder_role(self, path: str) -> str | None:
+        """The role the file's folders give it, when no folder makes it supporting (its
+        name alone did): None otherwise."""
+        for entry in self.judgement.roles:
+            for pattern in entry.paths:
+                found = pattern.search(path)
+                if found is not None and found.group(0).endswith("/"):
+                    return None if entry.role in SUPPORTING_ROLES else entry.role
+        return "library"
 
     def supporting(self, path: str) -> bool:
         """Tests, examples, benchmarks and docs: code that does not stop the product."""

@@ -153,6 +153,10 @@ def describe_where(rule: Rule) -> list[Segment] | None:
     places: list[list[Segment]] = []
     if where.loop:
         places.append([text_part("inside a loop")])
+    if where.module:
+        places.append([text_part("at a module's top level (it runs on import)")])
+    if where.fatal:
+        places.append([text_part("in a check whose side taken without CUDA raises or exits")])
     if where.functions:
         places.append([text_part("in a function named "), *_listed(where.functions)])
     if where.decorated:

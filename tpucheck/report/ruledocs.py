@@ -108,7 +108,7 @@ def example_language(path: str) -> str:
 def _where_dict(where: Where | None) -> dict[str, Any] | None:
     if where is None:
         return None
-    return {"loop": where.loop, "functions": list(where.functions), "decorated": list(where.decorated), "otherwise": where.otherwise}
+    return {"loop": where.loop, "module": where.module, "fatal": where.fatal, "functions": list(where.functions), "decorated": list(where.decorated), "otherwise": where.otherwise}
 
 
 def _examples(rule: Rule, examples: Iterable[Example]) -> list[dict[str, str]]:

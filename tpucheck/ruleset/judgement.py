@@ -38,6 +38,9 @@ class Guards:
     availability_values: tuple[str, ...] = ()
     """Names that are None when CUDA is absent (`CUDA_HOME`): a test against None asks for it."""
     availability_names: re.Pattern[str] | None = None
+    listed_roots: frozenset[str] = frozenset()
+    """Top packages whose CUDA availability checks are all in `availability_calls`: the
+    naming convention says nothing of their other names (`torch.distributed.is_available`)."""
     """The naming convention of availability checks and flags (`is_apex_available()`,
     `HAS_TRITON`), whole names only, for those defined in other modules."""
     import_exceptions: frozenset[str] = frozenset()
@@ -66,6 +69,8 @@ class Guards:
     do nothing else picks where things go (conditions.placement_only)."""
     skip_decorators: frozenset[str] = frozenset()
     skip_calls: frozenset[str] = frozenset()
+    exit_calls: tuple[str, ...] = ()
+    """Calls that end the process (`sys.exit`): a side ending in one stops the program."""
     skip_raises: frozenset[str] = frozenset()
     option_defaults: frozenset[str] = frozenset()
     """Literal defaults that make an option off unless asked for (`use_triton=False`)."""
@@ -195,6 +200,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         rationale["role.entry-point"] = raw["entry_points"]["why"]
         if "launched_why" in raw["entry_points"]:
             rationale["role.launched"] = raw["entry_points"]["launched_why"]
+        if "imported_why" in raw["entry_points"]:
+            rationale["role.imported"] = raw["entry_points"]["imported_why"]
     if "submodules" in raw:
         rationale["role.submodule"] = raw["submodules"]["why"]
     if "nested_projects" in raw:
@@ -213,6 +220,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         availability_calls=tuple(guards_raw.get("availability_calls", ())),
         availability_values=tuple(guards_raw.get("availability_values", ())),
         availability_names=regex(guards_raw.get("availability_names"), "guards", "availability_names"),
+        listed_roots=frozenset(guards_raw.get("listed_roots", ())),
         import_exceptions=frozenset(guards_raw.get("import_exceptions", ())),
         broad_exceptions=frozenset(guards_raw.get("broad_exceptions", ())),
         call_exceptions=frozenset(guards_raw.get("call_exceptions", ())),
@@ -229,6 +237,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         placement_calls=frozenset(guards_raw.get("placement_calls", ())),
         skip_decorators=frozenset(guards_raw.get("skip_decorators", ())),
         skip_calls=frozenset(guards_raw.get("skip_calls", ())),
+        exit_calls=tuple(guards_raw.get("exit_calls", ())),
         skip_raises=frozenset(guards_raw.get("skip_raises", ())),
         option_defaults=frozenset(guards_raw.get("option_defaults", ())),
         known_options={str(k): str(v) for k, v in guards_raw.get("known_options", {}).items()},

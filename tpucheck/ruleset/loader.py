@@ -444,7 +444,7 @@ def _where(raw: dict[str, Any] | str | None) -> Where | None:
         if isinstance(condition, dict):
             target = functions if "function" in condition else decorated
             target.extend(as_patterns(condition.get("function") or condition.get("decorated") or []))
-    return Where("loop" in raw["inside"], tuple(functions), tuple(decorated), raw["otherwise"])
+    return Where("loop" in raw["inside"], tuple(functions), tuple(decorated), raw["otherwise"], module="module" in raw["inside"], fatal="fatal" in raw["inside"])
 
 
 def _inventory(raw: dict[str, Any]) -> str | None:

@@ -49,6 +49,7 @@ def build_matcher(raw: dict[str, Any], path: tuple[str | int, ...], problems: Pr
         exclude=as_patterns(raw.get("except", ())),
         files=as_patterns(raw.get("files", ())),
         not_inside=as_patterns(raw.get("not_inside", ())),
+        fatal=bool(raw.get("fatal", False)),
         **common,
     )
     if kind in ("config", "option"):

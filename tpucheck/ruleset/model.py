@@ -95,6 +95,10 @@ class Matcher:
     residual: bool = False
     """reference: the name and every name below it that no other rule's matcher claims
     (see `claims`): a module rule that flags what the specific rules leave over."""
+    fatal: bool = False
+    """call: only in a check that stops the program without CUDA: the condition of an if
+    whose side taken without CUDA raises or exits, or an assert (`setup.py` that refuses
+    to install without a GPU; a check that only leaves the extension out is no finding)."""
     not_inside: tuple[str, ...] = ()
     """decorator, call: qualified-name globs of decorators that already count what this
     matcher would (`T.prim_func` inside a `@tilelang.jit` factory is that one kernel): no
@@ -120,6 +124,11 @@ class Where:
     otherwise: str
     name: str | None = None
     """A named place from `contexts.places`; unresolved until every rule file is loaded."""
+    module: bool = False
+    """At a module's top level or in a class body: code that runs when the module is imported."""
+    fatal: bool = False
+    """In a check whose side taken without CUDA raises or exits (`Frame.fatal`): a TPU
+    stops there instead of losing a path."""
 
     @property
     def resolved(self) -> bool:

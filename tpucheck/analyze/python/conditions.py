@@ -43,8 +43,10 @@ def availability_test(names: Names, node: cst.BaseExpression) -> bool:
             return False  # `torch.xpu.is_available()` asks for another accelerator, not CUDA
         if qualified is not None and any(fnmatchcase(qualified, p) for p in guards.availability_calls):
             return True
+        if qualified is not None and qualified.partition(".")[0] in guards.listed_roots | {"builtins"}:
+            return False  # `torch.distributed.is_available()`: not a CUDA check
         parts = dotted(node.func)
-        return parts is not None and pattern is not None and pattern.fullmatch(parts[-1]) is not None and not (qualified or "").startswith("builtins.")
+        return parts is not None and pattern is not None and pattern.fullmatch(parts[-1]) is not None
     if isinstance(node, (cst.Name, cst.Attribute)) and guards.availability_values:
         qualified = names.qualified(node)
         if qualified is not None and qualified in guards.availability_values:
@@ -428,6 +430,52 @@ def fails(body: cst.BaseSuite | cst.CSTNode | None, skip_raises: frozenset[str])
             parts = dotted(exc) if exc is not None else None
             return not (parts is not None and parts[-1] in skip_raises)
     return False
+
+
+def stops_without_cuda(names: Names, node: cst.If, polarity: int) -> bool:
+    """Whether the side an if takes without CUDA stops the program: it raises or ends the
+    process (`if not torch.cuda.is_available(): sys.exit("needs a GPU")`, `if BUILD_CUDA
+    and not torch.cuda.is_available(): raise ...`, `if torch.cuda.is_available(): ... else:
+    raise`). A side that only leaves something out, or an `elif`, does not. `polarity` is
+    the test's `cuda_polarity`."""
+    if polarity == 0 and isinstance(node.test, cst.BooleanOperation) and isinstance(node.test.operator, cst.And):
+        sides = (cuda_polarity(names, node.test.left), cuda_polarity(names, node.test.right))
+        polarity = -1 if -1 in sides and 1 not in sides else 0  # `<option> and not <CUDA>`
+    if polarity == 0:
+        return False
+    side = node.body if polarity < 0 else node.orelse
+    return side is not None and _stops(names, side)
+
+
+_HOST_DEVICE = re.compile(r"cpu(:\d+)?")
+
+
+def _stops(names: Names, side: cst.CSTNode) -> bool:
+    guards = names.index.guards
+    if isinstance(side, cst.If):
+        # `elif x.device.type == "cpu": ... else: raise`: a TPU tensor takes the else
+        return side.orelse is not None and _names_another_device(names, side.test) and _stops(names, side.orelse)
+    if fails(side, guards.skip_raises):
+        return True
+    body = side.body if isinstance(side, cst.Else) else side
+    if not isinstance(body, cst.BaseSuite) or not body.body:
+        return False
+    last = body.body[-1]
+    smalls = last.body if isinstance(last, cst.SimpleStatementLine) else ()
+    return any(
+        isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and names.qualified(small.value.func) in guards.exit_calls for small in smalls
+    )
+
+
+def _names_another_device(names: Names, test: cst.BaseExpression) -> bool:
+    """`x.device.type == "cpu"` (or `in ("cpu", "mps")`): a test a TPU value never passes."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, (cst.Equal, cst.In))):
+        return False
+    operands = (test.left, test.comparisons[0].comparator)
+    other = names.index.other_devices
+    return any(is_device_operand(names, o) for o in operands) and any(
+        _names_device(o, _HOST_DEVICE) or (isinstance(o, cst.SimpleString) and o.evaluated_value in other) for o in operands
+    )
 
 
 def exits_without_cuda(names: Names, statement: cst.CSTNode) -> bool:

@@ -78,6 +78,9 @@ class Frame(NamedTuple):
     """Under `if step % N == 0:`: runs every N steps, not per step."""
     failure: bool = False
     """In an assert's message or a raise: runs only when the check fails."""
+    fatal: bool = False
+    """In the condition of an if whose side taken without CUDA raises or exits, or of an
+    assert: a check that stops the program without CUDA (matchers with `fatal: true`)."""
     annotation: bool = False
     """Inside a type annotation: only calls are uses there."""
     report: bool = False

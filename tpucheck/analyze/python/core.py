@@ -84,6 +84,8 @@ class Hit:
     """In a parameter's default value."""
     output: bool = False
     """In the arguments of a call that makes an image, a plot or audio of its values."""
+    fatal: bool = False
+    """In a check that stops the program without CUDA (`Frame.fatal`)."""
 
     @property
     def guarded(self) -> bool:
@@ -209,7 +211,7 @@ class BaseWalker:
         self.hits.append(
             Hit(
                 rule_matcher, node, frame.guard, detail, start, frame.in_loop, frame.functions, frame.decorators,
-                frame.guard_test, frame.periodic, frame.role, on_host, frame.report, frame.default, frame.output,
+                frame.guard_test, frame.periodic, frame.role, on_host, frame.report, frame.default, frame.output, frame.fatal,
             )
         )
 

@@ -174,6 +174,8 @@ def _matches(text: str, module: cst.Module, index: PythonIndex, path: str = "", 
         matcher = hit.rule_matcher[1]
         if matcher.files and not path_matches(path, matcher.files):
             continue
+        if matcher.fatal and not hit.fatal:
+            continue
         if matcher.not_inside and any(fnmatchcase(d, p) for d in hit.decorators for p in matcher.not_inside):
             continue
         severity = None
@@ -234,7 +236,7 @@ def _evidence(module: cst.Module, rule: str, node: cst.CSTNode, ranges: dict[int
 
 
 def _place_words(where: Where) -> str:
-    parts = (["loops"] if where.loop else []) + [f"{', '.join(where.functions)}"] * bool(where.functions) + [
+    parts = (["loops"] if where.loop else []) + (["the module's top level"] if where.module else []) + (["a check whose other side raises"] if where.fatal else []) + [f"{', '.join(where.functions)}"] * bool(where.functions) + [
         f"functions decorated {', '.join(where.decorated)}"
     ] * bool(where.decorated)
     return " or ".join(parts) if parts else "its place"
@@ -256,6 +258,10 @@ def _inside(where: Where, hit: Hit) -> bool:
     if hit.output:  # `Image.fromarray(x.cpu().numpy())`: how a result leaves the device
         return False
     if where.loop and hit.in_loop:
+        return True
+    if where.module and not hit.functions:
+        return True
+    if where.fatal and hit.fatal:
         return True
     if where.functions and any(fnmatchcase(f, p) for f in hit.functions for p in where.functions):
         return True

@@ -83,7 +83,7 @@ class StatementWalker(BaseWalker):
         ) or (polarity != 0 and node.orelse is None and conditions.reports_only(self, node.body)) or (
             polarity != 0 and isinstance(node.orelse, cst.Else) and conditions.placement_only(self, node.body) and conditions.placement_only(self, node.orelse.body)
         )
-        with self.enter(guard_test=guard_test):
+        with self.enter(guard_test=guard_test, fatal=conditions.stops_without_cuda(self, node, polarity)):
             self.walk(node.test)
         outer = self.frame
         body_guard = else_guard = outer.guard
@@ -181,7 +181,8 @@ class StatementWalker(BaseWalker):
         """`assert ok.all(), f"got {x.tolist()}"`, `raise ValueError(f"{n.item()}")`: the
         message is built only when the check fails, so a host sync there costs no step."""
         if isinstance(node, cst.Assert):
-            self.walk(node.test)
+            with self.enter(fatal=True):
+                self.walk(node.test)
             failure: cst.CSTNode | None = node.msg
         else:
             failure = node.exc
