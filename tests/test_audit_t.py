@@ -123,3 +123,24 @@ def test_a_device_test_whose_tpu_side_raises_is_a_failure_not_a_lost_path(tmp_pa
         (15, "minor", ("where.rule",)),
         (25, "minor", ("where.rule",)),
     }
+
+
+def test_validation_grows_with_the_product_not_with_its_tests(tmp_path: Path) -> None:
+    """Blind sets 1-13: engineers price a 10k-line product's port above a 1k-line one's
+    where the findings are the same. Adversarial: lines of tests and examples add nothing."""
+    model = "import torch\n\n\ndef step(model, batch, opt):\n    loss = model(batch.cuda()).sum()\n    loss.backward()\n    opt.step()\n"
+    filler = "".join(f"def helper_{i}(x):\n    return x + {i}\n\n\n" for i in range(2000))  # 8,000 lines
+
+    def effort(files: dict[str, str]) -> tuple[int, float, float]:
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        write_tree(root, files)
+        result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+        return result.coverage.product_lines, result.score.effort.low, result.score.effort.high
+
+    small = effort({"train.py": model})
+    with_tests = effort({"train.py": model, "tests/test_big.py": filler, "examples/big.py": filler})
+    large = effort({"train.py": model, "pkg/big.py": filler})
+    assert small[0] == with_tests[0] == 7 and large[0] == 8007
+    assert small[1:] == with_tests[1:]
+    # log2(1 + 8.007) * (0.8, 2.4) more hours, at validation's own place in the total
+    assert large[1] - small[1] > 2.0 and large[2] - small[2] > 6.0

@@ -535,9 +535,8 @@ def assemble(
     what the user asked to and scores."""
     tree = tree or TreeFacts()
     rules = ruleset.by_id()
-    placement = Placement(
-        Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files), tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off, tree.options_launched
-    )
+    roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files)
+    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off, tree.options_launched)
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)
@@ -554,6 +553,11 @@ def assemble(
         files_errored=len(errors),
         files_skipped=len(skipped),
         lines_scanned=sum(r.lines for r in results if r.error is None),
+        product_lines=sum(
+            r.lines
+            for r in results
+            if r.error is None and r.path.endswith(".py") and not roles.supporting(r.path) and roles.optional(r.path) is None and placement.older_version(r.path) is None
+        ),
     )
     cuda_files = [(r.path, r.lines) for r in results if r.error is None and is_cuda_source(r.path)]
     return Assembled(root, ruleset, findings, errors, skipped, coverage, shard=shard, cuda_files=cuda_files, set_aside=set_aside, workloads=tree.workloads_of(r.path for r in results if r.error is None))

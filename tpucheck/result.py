@@ -40,6 +40,9 @@ class Coverage:
     files_errored: int
     files_skipped: int
     lines_scanned: int
+    product_lines: int = 0
+    """Lines of the product's own Python (not tests, examples, benchmarks, docs, nor code
+    priced apart): what its validation run has to cover."""
 
     @property
     def files_screened(self) -> int:
@@ -55,6 +58,7 @@ class Coverage:
             "files_errored": self.files_errored,
             "files_skipped": self.files_skipped,
             "lines_scanned": self.lines_scanned,
+            "product_lines": self.product_lines,
         }
 
 

@@ -21,7 +21,7 @@ from tpucheck.judge.verdict import build_result
 from tpucheck.result import SCHEMA_VERSION, Coverage, ScanResult
 from tpucheck.ruleset.model import DEFAULT_TARGET, TARGETS, Ruleset
 
-_COUNTS = ("files_found", "files_analyzed", "files_parsed", "files_errored", "files_skipped", "lines_scanned")
+_COUNTS = ("files_found", "files_analyzed", "files_parsed", "files_errored", "files_skipped", "lines_scanned", "product_lines")
 
 
 class MergeError(Exception):

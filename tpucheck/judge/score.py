@@ -13,7 +13,8 @@ constant, the README the formula):
     fallback      a CUDA path that keeps one: a fifth of its hours, at most 2 per unit
     validation    per workload of the product (training, inference): a run on the target
                   and a numerics check, plus a share of the product's porting hours on
-                  that workload (each replaced part is checked against the CUDA run)
+                  that workload (each replaced part is checked against the CUDA run),
+                  plus hours per doubling of the product's size (its Python lines)
     weight        SEVERITY * CONFIDENCE, a quarter in supporting and experimental code,
                   the validation floor's own weight
     cost          sum of hours * weight                      ("weighted hours")
@@ -242,13 +243,16 @@ class Model:
                 out.append(self.share(finding, self.s.copy_factor))
         return out
 
-    def validation(self, workloads: Sequence[str], ported: Sequence[Share] = ()) -> list[Share]:
+    def validation(self, workloads: Sequence[str], ported: Sequence[Share] = (), product_lines: int = 0) -> list[Share]:
         """Per workload: the floor (a run on the target and a numerics check, never 0), plus
         `share` of the product's porting hours on that workload (each replaced part is
         compared with the CUDA run); a part that serves several workloads is split among
-        them. Porting hours only grow with findings, so validation does too."""
+        them; plus the product's size term (`validation_size` per doubling of its thousands
+        of lines), split among the workloads. Porting hours only grow with findings, so
+        validation does too; the size term depends on no finding."""
         known = [w for w in workloads if w in self.s.validation]
-        extra = {w: [0.0, 0.0] for w in known}
+        size = math.log2(1.0 + max(product_lines, 0) / 1000.0) / max(len(known), 1)
+        extra = {w: [self.s.validation_size[0] * size, self.s.validation_size[1] * size] for w in known}
         if self.s.validation_share:
             for share in ported:
                 finding = share.finding
@@ -399,14 +403,14 @@ def without_stray_references(findings: list[Finding]) -> list[Finding]:
     return [f for f in findings if f.inventory != "reference"]
 
 
-def compute_score(findings: list[Finding], rules: dict[str, Rule], judgement: Judgement, workloads: Sequence[str] = ()) -> Score:
+def compute_score(findings: list[Finding], rules: dict[str, Rule], judgement: Judgement, workloads: Sequence[str] = (), product_lines: int = 0) -> Score:
     model = Model(rules, judgement)
     scoring = judgement.scoring
     references = [op_words(f.detail, model.noise) for f in findings if f.inventory == "reference" and f.detail]
     reference_folders = frozenset(folder_of(f.path) for f in findings if f.inventory == "reference" and not is_supporting(f))
     findings = [f for f in findings if f.inventory not in FACT_INVENTORIES]
     ported = model.shares(findings, references, reference_folders)
-    split = ported + model.validation(workloads, ported)
+    split = ported + model.validation(workloads, ported, product_lines)
     cost = cost_of(split)
     score = model.capped(model.score_of(cost), findings)
     by_workload = {

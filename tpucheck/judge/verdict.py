@@ -33,7 +33,7 @@ def build_result(
     active = without_stray_references(sorted(active, key=Finding.sort_key))
     suppressed = sorted(suppressed, key=Finding.sort_key)
     errors = sorted(errors, key=lambda e: (e.path, e.kind, e.message))
-    score = compute_score(active, ruleset.by_id(), ruleset.judgement, workloads)
+    score = compute_score(active, ruleset.by_id(), ruleset.judgement, workloads, coverage.product_lines)
     return ScanResult(
         root=root,
         findings=active,

@@ -116,6 +116,10 @@ class Scoring:
     validation_share: float = 0.0
     """Hours of numerics checks per hour of porting: each replaced kernel, stack or package
     is compared with the CUDA run, so validation grows with what was ported."""
+    validation_size: tuple[float, float] = (0.0, 0.0)
+    """Hours per doubling of the product's size, log2(1 + thousands of product Python
+    lines), split among its workloads: the run and the check cover what the product does,
+    and a larger product does more."""
     stack_file_hours: tuple[float, float] = (2.0, 6.0)
     """Each further product file built on a CUDA-only stack: its part of the rework."""
     kernel_info_guards: frozenset[str] = frozenset()
@@ -284,6 +288,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             validation={workload: _range(hours) for workload, hours in score_raw["validation"]["hours"].items()},
             validation_weight=float(score_raw["validation"]["weight"]),
             validation_share=float(score_raw["validation"].get("share", 0.0)),
+            validation_size=_range(score_raw["validation"]["size"]) if "size" in score_raw["validation"] else (0.0, 0.0),
             core_hours_share=float(score_raw.get("core", {}).get("kernel_hours_share", 1.1)),
             core_files_share=float(score_raw.get("core", {}).get("kernel_files_share", 1.1)),
             core_subsystem_rules=frozenset(score_raw.get("core", {}).get("subsystem_rules", ())),
