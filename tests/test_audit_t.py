@@ -144,3 +144,25 @@ def test_validation_grows_with_the_product_not_with_its_tests(tmp_path: Path) ->
     assert small[1:] == with_tests[1:]
     # log2(1 + 8.007) * (0.8, 2.4) more hours, at validation's own place in the total
     assert large[1] - small[1] > 2.0 and large[2] - small[2] > 6.0
+
+
+def test_a_cuda_check_that_picks_a_feature_or_turns_one_off_is_no_device_pick(tmp_path: Path) -> None:
+    """Audit T (open_lm, aot-benchmark): `"xformers_attn" if cuda else "torch_attn"` picks
+    an implementation, and `if args.amp and not cuda: args.amp = False` switches a feature
+    off; neither sends a TPU host to the CPU. Adversarial: a device string pick and a body
+    that sets the device stay CA002 findings."""
+    files = {
+        "m.py": (
+            "import torch\n\n\n"
+            "def setup(args):\n"
+            '    name = "xformers_attn" if torch.cuda.is_available() else "torch_attn"\n'
+            '    device = "cuda" if torch.cuda.is_available() else "cpu"\n'
+            "    if args.amp and not torch.cuda.is_available():\n"
+            '        print("no CUDA: amp off")\n'
+            "        args.amp = False\n"
+            "    if args.gpu and not torch.cuda.is_available():\n"
+            '        args.device = "cpu"\n'
+            "    return name, device\n"
+        ),
+    }
+    assert {(line, severity) for _, _, line, severity, _, _ in rows(tmp_path, files, ("CA002",))} == {(6, "major"), (10, "major")}

@@ -115,21 +115,21 @@ def _availability_polarity(names: Names, test: cst.BaseExpression) -> int:
     return 0
 
 
-_CUDA_STRING = re.compile(r"cuda(:\d+)?")
+CUDA_STRING = re.compile(r"cuda(:\d+)?")
 
 
-def _names_device(node: cst.BaseExpression, device: re.Pattern[str]) -> bool:
+def names_device(node: cst.BaseExpression, device: re.Pattern[str]) -> bool:
     """A string literal (or a tuple, list or set of them) naming this device."""
     if isinstance(node, cst.SimpleString):
         value = node.evaluated_value
         return isinstance(value, str) and device.fullmatch(value) is not None
     if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
-        return any(_names_device(e.value, device) for e in node.elements)
+        return any(names_device(e.value, device) for e in node.elements)
     return False
 
 
 def _cuda_string(node: cst.BaseExpression) -> bool:
-    return _names_device(node, _CUDA_STRING)
+    return names_device(node, CUDA_STRING)
 
 
 def cuda_polarity(names: Names, test: cst.BaseExpression) -> int:
@@ -276,7 +276,7 @@ def _device_count_polarity(names: Names, left: cst.BaseExpression, comparison: c
     return -1 if at_zero(int(comparison.comparator.value)) else 1
 
 
-_TPU_STRING = re.compile(r"(xla|tpu)(:\d+)?")
+TPU_STRING = re.compile(r"(xla|tpu)(:\d+)?")
 
 
 def tpu_test(names: Names, test: cst.BaseExpression) -> bool:
@@ -313,7 +313,7 @@ def _asks_for_accelerator_api(names: Names, call: cst.Call) -> bool:
 
 
 def _tpu_string(node: cst.BaseExpression) -> bool:
-    return _names_device(node, _TPU_STRING)
+    return names_device(node, TPU_STRING)
 
 
 def is_exit(body: cst.BaseSuite, skip_calls: frozenset[str]) -> bool:
@@ -360,7 +360,7 @@ def cuda_settings_only(names: Names, suite: cst.BaseSuite) -> bool:
     return True
 
 
-def _every_statement(suite: cst.BaseSuite | None, keep: Callable[[cst.BaseSmallStatement], bool]) -> bool:
+def every_statement(suite: cst.BaseSuite | None, keep: Callable[[cst.BaseSmallStatement], bool]) -> bool:
     """Whether a branch is simple statements only, each of them one `keep` accepts."""
     statements = getattr(suite, "body", ())
     if not statements:
@@ -378,7 +378,7 @@ def placement_only(names: Names, suite: cst.BaseSuite) -> bool:
         value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
         return value is not None and (_literal_value(value) or _placement_call(names, value))
 
-    return _every_statement(suite, places)
+    return every_statement(suite, places)
 
 
 def _literal_value(value: cst.BaseExpression) -> bool:
@@ -411,7 +411,7 @@ def reports_only(names: Names, suite: cst.BaseSuite | None) -> bool:
         # text added to a message; `device = "cuda"` (an Assign) is a choice
         return isinstance(small, cst.AugAssign) and isinstance(small.value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString))
 
-    return _every_statement(suite, reports)
+    return every_statement(suite, reports)
 
 
 def fails(body: cst.BaseSuite | cst.CSTNode | None, skip_raises: frozenset[str]) -> bool:
@@ -430,52 +430,6 @@ def fails(body: cst.BaseSuite | cst.CSTNode | None, skip_raises: frozenset[str])
             parts = dotted(exc) if exc is not None else None
             return not (parts is not None and parts[-1] in skip_raises)
     return False
-
-
-def stops_without_cuda(names: Names, node: cst.If, polarity: int) -> bool:
-    """Whether the side an if takes without CUDA stops the program: it raises or ends the
-    process (`if not torch.cuda.is_available(): sys.exit("needs a GPU")`, `if BUILD_CUDA
-    and not torch.cuda.is_available(): raise ...`, `if torch.cuda.is_available(): ... else:
-    raise`). A side that only leaves something out, or an `elif`, does not. `polarity` is
-    the test's `cuda_polarity`."""
-    if polarity == 0 and isinstance(node.test, cst.BooleanOperation) and isinstance(node.test.operator, cst.And):
-        sides = (cuda_polarity(names, node.test.left), cuda_polarity(names, node.test.right))
-        polarity = -1 if -1 in sides and 1 not in sides else 0  # `<option> and not <CUDA>`
-    if polarity == 0:
-        return False
-    side = node.body if polarity < 0 else node.orelse
-    return side is not None and _stops(names, side)
-
-
-_HOST_DEVICE = re.compile(r"cpu(:\d+)?")
-
-
-def _stops(names: Names, side: cst.CSTNode) -> bool:
-    guards = names.index.guards
-    if isinstance(side, cst.If):
-        # `elif x.device.type == "cpu": ... else: raise`: a TPU tensor takes the else
-        return side.orelse is not None and _names_another_device(names, side.test) and _stops(names, side.orelse)
-    if fails(side, guards.skip_raises):
-        return True
-    body = side.body if isinstance(side, cst.Else) else side
-    if not isinstance(body, cst.BaseSuite) or not body.body:
-        return False
-    last = body.body[-1]
-    smalls = last.body if isinstance(last, cst.SimpleStatementLine) else ()
-    return any(
-        isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and names.qualified(small.value.func) in guards.exit_calls for small in smalls
-    )
-
-
-def _names_another_device(names: Names, test: cst.BaseExpression) -> bool:
-    """`x.device.type == "cpu"` (or `in ("cpu", "mps")`): a test a TPU value never passes."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, (cst.Equal, cst.In))):
-        return False
-    operands = (test.left, test.comparisons[0].comparator)
-    other = names.index.other_devices
-    return any(is_device_operand(names, o) for o in operands) and any(
-        _names_device(o, _HOST_DEVICE) or (isinstance(o, cst.SimpleString) and o.evaluated_value in other) for o in operands
-    )
 
 
 def exits_without_cuda(names: Names, statement: cst.CSTNode) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 
 import libcst as cst
 
-from tpucheck.analyze.python import conditions, excepts, hostdata, options
+from tpucheck.analyze.python import choices, conditions, excepts, hostdata, options
 from tpucheck.analyze.python.context import Guard, RoleMark
 from tpucheck.analyze.python.core import BaseWalker, Hit
 from tpucheck.analyze.python.scope import Scope, dotted, import_from_module, target_names
@@ -80,10 +80,10 @@ class StatementWalker(BaseWalker):
         # when the CUDA side only sets CUDA's own knobs (tf32, sync debug mode).
         guard_test = guard_test or (not available and polarity < 0 and not body_fails) or (
             polarity > 0 and conditions.cuda_settings_only(self, node.body)
-        ) or (polarity != 0 and node.orelse is None and conditions.reports_only(self, node.body)) or (
+        ) or (polarity != 0 and node.orelse is None and conditions.reports_only(self, node.body)) or choices.turns_feature_off(self, node) or (
             polarity != 0 and isinstance(node.orelse, cst.Else) and conditions.placement_only(self, node.body) and conditions.placement_only(self, node.orelse.body)
         )
-        with self.enter(guard_test=guard_test, fatal=conditions.stops_without_cuda(self, node, polarity)):
+        with self.enter(guard_test=guard_test, fatal=choices.stops_without_cuda(self, node, polarity)):
             self.walk(node.test)
         outer = self.frame
         body_guard = else_guard = outer.guard

@@ -10,7 +10,7 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
-from tpucheck.analyze.python import conditions, hostdata, options
+from tpucheck.analyze.python import choices, conditions, hostdata, options
 from tpucheck.analyze.python.constraints import args_hold, call_label, conditional_arm, constrained_arm, keyword_holds, static_string
 from tpucheck.analyze.python.context import Guard
 from tpucheck.analyze.python.core import Hit
@@ -258,8 +258,11 @@ class Walker(StatementWalker):
         else "cuda"`) has a sibling that runs on the TPU. A choice on a setting is an option
         as an `if` on it is (`"flash_attention_2" if use_flash else None`, with `use_flash`
         off by default), and its two values are always alternatives: the CUDA one keeps the
-        plain one as its fallback."""
-        self.walk(node.test)
+        plain one as its fallback. A CUDA test choosing between two names that are not
+        devices (`"xformers" if torch.cuda.is_available() else "sdpa"`) picks a feature, not
+        the device: the check is no finding of its own (`unless: guard`), what it picks is."""
+        with self.enter(guard_test=self.frame.guard_test or choices.picks_feature(self, node)):
+            self.walk(node.test)
         body, orelse, plain = self._arms(node)
         start = len(self.hits)
         with self.enter(guard=body):
