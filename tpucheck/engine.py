@@ -9,6 +9,7 @@ or on which worker finished first.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import hashlib
 import multiprocessing
@@ -23,9 +24,10 @@ from concurrent.futures.process import BrokenProcessPool
 from tpucheck.analyze import AnalysisContext, analyze_text, build_context
 from tpucheck.analyze.budget import BudgetExceeded, time_limit
 from tpucheck.analyze.cache import CacheStats, ResultCache
+from tpucheck.analyze.chosen import chosen_kernel_modules
 from tpucheck.analyze.cmake import is_cmake_file
 from tpucheck.analyze.imports import facts_of_bytes, import_facts
-from tpucheck.analyze.reachability import build_paths, imported_by, module_name, reachability_of
+from tpucheck.analyze.reachability import build_paths, import_resolver, imported_by, module_name, reachability_of
 from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
 from tpucheck.config.settings import ScanOptions, Settings, default_jobs
 from tpucheck.discover.sourcetext import SourceTextError, decode
@@ -407,6 +409,12 @@ def _compute_tree_facts(
     roles = Roles(judgement, entry_points, launched=launched_files, nested=nested, imported=imported_files)
     cmake = [f.path for f in found.files if is_cmake_file(f.path)]
     reach = reachability_of(python, native, facts, roles.supporting, judgement, read, cmake)
+    product_python = [p for p in python if not roles.supporting(p)]
+    chosen = chosen_kernel_modules(product_python, facts, read, import_resolver(product_python))
+    if chosen:  # Triton kernel modules the product calls only on one side of a choice
+        reach = dataclasses.replace(
+            reach, optional_files=reach.optional_files | frozenset(chosen), evidence={**chosen, **reach.evidence} if reach.evidence else dict(chosen)
+        )
     workloads = {path: frozenset(fact.workloads) for path in python if not roles.supporting(path) and (fact := facts(path)) is not None and fact.workloads}
     apart = _submodules_apart(parse_submodules(gitmodules), python, facts, native, read)
     options_off = _options_off(python, facts)

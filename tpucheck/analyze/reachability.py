@@ -27,7 +27,7 @@ from tpucheck.analyze.imports import Build, Import, ImportFacts, import_facts, s
 from tpucheck.findings import JitBuild, Reason
 from tpucheck.ruleset.judgement import Judgement
 
-__all__ = ["Import", "ImportFacts", "Reachability", "imported_by", "reachability", "reachability_of", "scan_imports"]
+__all__ = ["Import", "ImportFacts", "Reachability", "import_resolver", "imported_by", "reachability", "reachability_of", "scan_imports"]
 _NATIVE = (".cu", ".cuh")
 GUARDED_MODULE = "fallback.guarded-module"
 """The evidence rule of a module every importer loads under a try or an if."""
@@ -134,6 +134,19 @@ class _Graph:
             parts = dotted.split(".")
             found = self._packages[dotted] = [".".join(parts[:n]) for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in self.modules]
         return found
+
+
+def import_resolver(python_files: Iterable[str]) -> Callable[[str, Import], str | None]:
+    """The project path an import in a given file names (the target module, not its
+    packages), or None for a module from outside the project."""
+    graph = _Graph({module_name(p): p for p in sorted(python_files)})
+    dotted_of = {path: dotted for dotted, path in graph.modules.items()}
+
+    def resolve(importer: str, imp: Import) -> str | None:
+        targets = graph.resolve(dotted_of.get(importer, ""), imp)
+        return graph.modules[targets[0]] if targets else None
+
+    return resolve
 
 
 def imported_by(python_files: Iterable[str], facts: Callable[[str], ImportFacts | None], importers: Callable[[str], bool]) -> dict[str, str]:
