@@ -424,6 +424,8 @@ def test_a_launch_flag_set_false_asks_for_nothing_and_one_flag_is_one_finding(tm
     launch line carried PR001 and PR004. Adversarial: `--fp16 True` and a bare `--fp16`
     keep one finding each, `dtype=torch.float16` in code keeps PR001."""
     script = "python run.py --fp16 False --lr 1\npython run.py --fp16 True\npython run.py --fp16\n"
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "experiments/run.py").write_text("print('the launch lines run this file')\n", encoding="utf-8")
     assert found(tmp_path, "experiments/run.sh", script, ("PR001", "PR004")) == [("PR004", 2, 15, "major"), ("PR004", 3, 15, "major")]
     code = "import torch\nx = torch.zeros(2, dtype=torch.float16)\n"
     assert found(tmp_path, "pkg/m.py", code, ("PR001", "PR004")) == [("PR001", 2, 20, "minor"), ("PR004", 2, 15, "major"), ("PR004", 3, 15, "major")]

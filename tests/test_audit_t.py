@@ -166,3 +166,25 @@ def test_a_cuda_check_that_picks_a_feature_or_turns_one_off_is_no_device_pick(tm
         ),
     }
     assert {(line, severity) for _, _, line, severity, _, _ in rows(tmp_path, files, ("CA002",))} == {(6, "major"), (10, "major")}
+
+
+def test_a_launch_line_that_runs_a_missing_file_is_set_aside(tmp_path: Path) -> None:
+    """Audit U (Video-LLaVA): three DeepSpeed launchers left from the project it was forked
+    from run `llava/train/train_mem.py`, which the tree does not have. Adversarial: a line
+    running a file that exists (through a variable prefix), a `-m` module, and an absolute
+    path stay findings."""
+    launcher = (
+        "#!/bin/bash\n"
+        "deepspeed --num_gpus 8 llava/train/train_mem.py \\\n"
+        "    --deepspeed ./scripts/zero3.json \\\n"
+        "    --fp16 True\n"
+        "torchrun --nproc_per_node 8 ${ROOT}/pkg/train/train.py --fp16 True\n"
+        "torchrun --nproc_per_node 8 -m llava.train.train_mem --fp16 True\n"
+        "torchrun --nproc_per_node 8 /opt/llava/train_mem.py --fp16 True\n"
+    )
+    write_tree(tmp_path, {"pkg/train/train.py": "import torch\n", "scripts/finetune.sh": launcher})
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    aside = {(f.rule, f.span.line, f.because[-1].rule) for f in result.set_aside if f.path == "scripts/finetune.sh"}
+    kept = {(f.rule, f.span.line) for f in result.findings if f.path == "scripts/finetune.sh"}
+    assert aside == {("DI011", 3, "set-aside.dead-launch"), ("PR004", 4, "set-aside.dead-launch")}
+    assert {line for _, line in kept} == {5, 6, 7}

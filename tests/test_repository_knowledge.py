@@ -221,6 +221,7 @@ CONFIG_TREE = {
         """,
     "Makefile": "train:\n\tpython train.py trainer.precision=16 device=cuda\n",
     "examples/finetune.yaml": "device: cuda\n",
+    "train.py": "print('the launchers run this file')\n",
 }
 
 

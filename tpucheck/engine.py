@@ -39,7 +39,7 @@ from tpucheck.discover.walk import (
 )
 from tpucheck.findings import FileResult, Finding, ImportFacts, ScanError, Skipped
 from tpucheck.gates.finish import Assembled, finish
-from tpucheck.judge.entrypoints import LAUNCHERS, SHELL_COMMENT, entry_point_paths, launched_paths, nested_projects
+from tpucheck.judge.entrypoints import LAUNCHERS, SHELL_COMMENT, dead_launch_lines, entry_point_paths, launched_paths, nested_projects
 from tpucheck.judge.place import Placement, place
 from tpucheck.judge.roles import Roles
 from tpucheck.judge.verdict import build_result
@@ -420,7 +420,8 @@ def _compute_tree_facts(
     options_off = _options_off(python, facts)
     launched = _options_launched([f.path for f in found.files], read, options_off)
     options_off = {name: path for name, path in options_off.items() if name not in launched}
-    return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads, options_off, apart, launched, launched_files, nested, imported_files)
+    dead = dead_launch_lines([f.path for f in found.files], read)
+    return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads, options_off, apart, launched, launched_files, nested, dead, imported_files)
 
 
 def _submodules_apart(
@@ -544,7 +545,7 @@ def assemble(
     tree = tree or TreeFacts()
     rules = ruleset.by_id()
     roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files)
-    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off, tree.options_launched)
+    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off, tree.options_launched, tree.dead_lines)
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)

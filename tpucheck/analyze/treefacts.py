@@ -50,6 +50,9 @@ class TreeFacts:
     nested: dict[str, str] = field(default_factory=dict)
     """Folders holding another project the product neither imports nor runs, each with its
     manifest: priced apart (judge/roles.py)."""
+    dead_lines: dict[str, dict[int, str]] = field(default_factory=dict)
+    """Launch script -> its lines whose command runs a Python file the tree does not have
+    -> that file as written (judge/entrypoints.py `dead_launch_lines`): set aside."""
     imported_files: dict[str, str] = field(default_factory=dict)
     """Python files the product imports, each with its first importer: product code even
     when their name alone says test or demo (judge/roles.py)."""
@@ -82,13 +85,14 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "launched_files": [[path, launcher] for path, launcher in sorted(tree.launched_files.items())],
         "nested": [[folder, manifest] for folder, manifest in sorted(tree.nested.items())],
         "imported_files": [[path, importer] for path, importer in sorted(tree.imported_files.items())],
+        "dead_lines": [[path, [[line, script] for line, script in sorted(lines.items())]] for path, lines in sorted(tree.dead_lines.items())],
     }
 
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files"}:
-        raise TypeError("tree facts must be an object with exactly their ten fields")
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines"}:
+        raise TypeError("tree facts must be an object with exactly their eleven fields")
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
@@ -122,8 +126,17 @@ def tree_from_json(data: Any) -> TreeFacts:
         _pairs(data["options_launched"]),
         _pairs(data["launched_files"]),
         _pairs(data["nested"]),
+        _dead_lines(data["dead_lines"]),
         _pairs(data["imported_files"]),
     )
+
+
+def _dead_lines(data: Any) -> dict[str, dict[int, str]]:
+    out: dict[str, dict[int, str]] = {}
+    for item in expect_list(data):
+        path, lines = expect_list(item, length=2)
+        out[expect_str(path)] = {expect_int(line): expect_str(script) for line, script in (expect_list(pair, length=2) for pair in expect_list(lines))}
+    return out
 
 
 def _pairs(data: Any) -> dict[str, str]:

@@ -23,7 +23,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["LAUNCHERS", "SHELL_COMMENT", "entry_point_paths", "launched_paths", "nested_projects"]
+__all__ = ["LAUNCHERS", "SHELL_COMMENT", "dead_launch_lines", "entry_point_paths", "launched_paths", "nested_projects"]
 
 _SCRIPT_GROUPS = ("console_scripts", "gui_scripts")
 
@@ -148,6 +148,41 @@ def launched_paths(files: Iterable[str], read: Callable[[str], str | None], prod
                 if target is not None and not _collected_by_pytest(target):
                     found.setdefault(target, launcher)
     return found
+
+
+def dead_launch_lines(files: Iterable[str], read: Callable[[str], str | None]) -> dict[str, dict[int, str]]:
+    """Launch lines that run a Python file the tree does not have (`python llava/train/
+    train_mem.py` left over from the project this one was forked from): launcher -> each
+    physical line of such a command -> the script as written. Only the first `.py` word
+    after a runner is the script; one under a variable or an absolute path is judged by
+    the part after them, as `launched_paths` resolves it; `-m` modules are not judged
+    (they may be installed packages)."""
+    paths = sorted(files)
+    python = [p for p in paths if p.endswith(".py")]
+    known = frozenset(python)
+    out: dict[str, dict[int, str]] = {}
+    for launcher in paths:
+        if not launcher.lower().endswith(LAUNCHERS):
+            continue
+        start = 0
+        pieces: list[str] = []
+        for number, raw in enumerate((read(launcher) or "").splitlines(), start=1):
+            if not pieces:
+                start = number
+            pieces.append(SHELL_COMMENT.sub("", raw))
+            if raw.rstrip().endswith("\\"):
+                continue
+            line, pieces = " ".join(p.rstrip().rstrip("\\") for p in pieces), []
+            words = _WORD.findall(line)
+            runner = next((i for i, w in enumerate(words) if posixpath.basename(w) in _RUNNERS or posixpath.basename(w).startswith("python3.")), None)
+            if runner is None or _PYTEST.search(line):
+                continue
+            script = next((w for w in words[runner + 1 :] if w.endswith(".py")), None)
+            if script is None or script.startswith("/") or re.fullmatch(r"[\w./-]*\$\{?\w+\}?/?", script[: -len(".py")] + "/"):
+                continue
+            if _resolve(script, posixpath.dirname(launcher), known, python) is None:
+                out.setdefault(launcher, {}).update(dict.fromkeys(range(start, number + 1), script))
+    return out
 
 
 def _resolve(word: str, folder: str, known: frozenset[str], python: list[str]) -> str | None:

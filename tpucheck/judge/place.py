@@ -43,6 +43,8 @@ class Placement:
     """Settings the project declares off by default, and where (TreeFacts.options_off)."""
     options_launched: dict[str, str] = field(default_factory=dict)
     """Settings off by default that the project's launch scripts turn on (TreeFacts)."""
+    dead_lines: dict[str, dict[int, str]] = field(default_factory=dict)
+    """Launch script -> lines that run a Python file the tree does not have -> that file."""
 
     def older_version(self, path: str) -> Reason | None:
         folder = path
@@ -154,6 +156,8 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
             aside = other
         elif older is not None:
             aside = older
+        elif (dead := placement.dead_lines.get(result.path, {}).get(match.span.line)) is not None:
+            aside = Reason("set-aside.dead-launch", f"the command runs `{dead}`, which is not in the tree")
         elif engine is not None and rule.inventory not in ("kernel", "package") and rule.category != "dependency":
             aside = engine  # the engine's own finding prices the module's replacement
         elif severity == "info" and place_role == "test":

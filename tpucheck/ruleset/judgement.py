@@ -204,6 +204,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         rationale["role.entry-point"] = raw["entry_points"]["why"]
         if "launched_why" in raw["entry_points"]:
             rationale["role.launched"] = raw["entry_points"]["launched_why"]
+        if "dead_launch_why" in raw["entry_points"]:
+            rationale["set-aside.dead-launch"] = raw["entry_points"]["dead_launch_why"]
         if "imported_why" in raw["entry_points"]:
             rationale["role.imported"] = raw["entry_points"]["imported_why"]
     if "submodules" in raw:
