@@ -86,6 +86,9 @@ class Hit:
     """In the arguments of a call that makes an image, a plot or audio of its values."""
     fatal: bool = False
     """In a check that stops the program without CUDA (`Frame.fatal`)."""
+    copy: bool = False
+    """A cast undone at once (`m.half().float()`) or made on a copy (`deepcopy(m).half()`):
+    what is computed keeps its dtype (`unless: copy`)."""
 
     @property
     def guarded(self) -> bool:
@@ -138,6 +141,8 @@ class BaseWalker:
         self._device_names = index.device.names
         self.host_functions: set[str] = set()
         """Module-level functions that only return host data."""
+        self.copies: set[int] = set()
+        """Ids of cast calls whose result is cast back at once or that cast a copy (`Hit.copy`)."""
         self.flags: set[str] = set()
         """Names this module sets from an import attempt or an availability check."""
         self.options: dict[str, str] = {}
@@ -212,6 +217,7 @@ class BaseWalker:
             Hit(
                 rule_matcher, node, frame.guard, detail, start, frame.in_loop, frame.functions, frame.decorators,
                 frame.guard_test, frame.periodic, frame.role, on_host, frame.report, frame.default, frame.output, frame.fatal,
+                id(node) in self.copies,
             )
         )
 

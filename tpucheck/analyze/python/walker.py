@@ -22,6 +22,8 @@ from tpucheck.ruleset.model import Matcher
 __all__ = ["ARGUMENT", "ASSIGNMENT", "COMPARISON", "Hit", "Walker"]
 
 ARGUMENT, COMPARISON = "argument", "comparison"
+_CASTS = frozenset({"half", "float", "to", "type"})
+"""Methods whose call may cast a copy or undo a cast (`note_copy`)."""
 
 
 class Walker(StatementWalker):
@@ -120,6 +122,8 @@ class Walker(StatementWalker):
             parts = dotted(func)
             if parts is None or not self.is_module(parts[0]):
                 method = func.attr.value
+                if method in _CASTS:
+                    self.note_copy(node, func)
                 rule_matchers = index.method.lookup(method)
                 if rule_matchers and hostdata.other_device_receiver(self, func.value):
                     rule_matchers = ()  # `torch.npu.current_stream().wait_stream(s)`: not CUDA's
@@ -250,6 +254,15 @@ class Walker(StatementWalker):
         self.on_string(node, ctx)
         self.walk(node.left)
         self.walk(node.right)
+
+    def note_copy(self, node: cst.Call, func: cst.Attribute) -> None:
+        """`m.half().float()`: the inner cast is undone at once; `deepcopy(m).half()`: the
+        cast makes a copy (what a checkpoint stores), the model keeps its dtype."""
+        inner = func.value
+        if func.attr.value == "float" and not node.args and isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute):
+            self.copies.add(id(inner))
+        elif isinstance(inner, cst.Call) and self.qualified(inner.func) == "copy.deepcopy":
+            self.copies.add(id(node))
 
     def on_if_expression(self, node: cst.IfExp, ctx: str | None) -> None:
         """`"cuda" if torch.cuda.is_available() else "cpu"`: both branches are optional
