@@ -229,3 +229,24 @@ def test_the_facts_come_back_from_the_cache(tmp_path: Path) -> None:
     ]
     assert (tmp_path / ".tpucheck_cache").is_dir()
     assert verdicts() == cold
+
+
+def test_sources_named_through_a_variable_are_the_builds(tmp_path: Path) -> None:
+    """Blind set 14 (stylegan2-ada): `sources = ["op.cpp", "op.cu"]`, then the paths joined in
+    a comprehension, then `load(..., sources=sources)`: the literals of what the function
+    assigns to the name are the build's sources. Adversarial: a name bound to something
+    else in another function names nothing."""
+    op = GATED_OP.replace(
+        '        _ext = builder.compile_op("blur_ext", ["blur.cpp", "blur.cu"], os.path.dirname(__file__))\n',
+        '        sources = ["blur.cpp", "blur.cu"]\n        sources = [os.path.join(os.path.dirname(__file__), s) for s in sources]\n'
+        '        _ext = builder.compile_op("blur_ext", sources, os.path.dirname(__file__))\n',
+    ).format(test="x.is_cuda")
+    builds, _ = jit_facts(op)
+    assert [(b.callee, b.sources, b.guard) for b in builds] == [("compile_op", ("blur.cpp", "blur.cu"), "`x.is_cuda` (line 18)")]
+    elsewhere = 'import torch.utils.cpp_extension\n\n\ndef names():\n    sources = ["a.cu"]\n    return sources\n\n\ndef build(sources):\n    return torch.utils.cpp_extension.load(name="x", sources=sources)\n'
+    assert jit_facts(elsewhere)[0] == ()
+    write(tmp_path, project(op))
+    assert kernel_findings(tmp_path) == [
+        ("CK002", "pkg/builder.py", 6, "info", DISPATCHED),
+        ("CK003", "pkg/ops/blur.cu", 1, "info", DISPATCHED),
+    ]

@@ -47,7 +47,7 @@ def jit_facts(text: str) -> tuple[tuple[JitBuild, ...], tuple[str, ...]]:
     functions = {node.name: node for node in tree.body if isinstance(node, _FUNCTIONS)}
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
     builds = []
-    named = {call: sorted({s for arg in _arguments(call) for s in _sources(arg)}) for call in calls}
+    named = {call: sorted({s for arg in _arguments(call) for s in _argument_sources(arg, call, parents, tree)}) for call in calls}
     naming = [call for call in calls if any(s.endswith(_KERNEL) for s in named[call])]
     environment = _environment_names(tree)
     for call in naming:
@@ -137,6 +137,18 @@ def _written_name(call: ast.Call) -> str:
 def _arguments(call: ast.Call) -> Iterator[ast.expr]:
     yield from call.args
     yield from (k.value for k in call.keywords)
+
+
+def _argument_sources(arg: ast.expr, call: ast.Call, parents: dict[ast.AST, ast.AST], tree: ast.Module) -> Iterator[str]:
+    """The native sources an argument names: its literals, or, for a name, the literals of
+    what the enclosing function (or the module) assigns to it (`sources = ["op.cpp",
+    "op.cu"]` then `load(..., sources=sources)`: blind set 14's stylegan2-ada)."""
+    yield from _sources(arg)
+    if isinstance(arg, ast.Name):
+        scope: ast.AST = _enclosing_function(call, parents) or tree
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == arg.id for t in node.targets):
+                yield from _sources(node.value)
 
 
 def _sources(node: ast.AST) -> Iterator[str]:
