@@ -194,7 +194,30 @@ class Model:
                 else:
                     out.append(share)
         out.extend(self._without_copies(kernels))
-        return self._config_copies(out)
+        return self._shared_fixes(self._config_copies(out))
+
+    def _shared_fixes(self, shares: list[Share]) -> list[Share]:
+        """A missing op used in several files is one helper written once: per rule, the
+        costliest file keeps its price, the first finding of each further file (the others
+        are repeats already) costs a copy. Ranked by cost, so a finding added never lowers
+        the total."""
+        categories = self.s.shared_fix_categories
+        firsts: dict[tuple[str, str], dict[str, int]] = {}
+        for at, share in enumerate(shares):
+            finding = share.finding
+            if finding is None or finding.guarded or self.rules[finding.rule].category not in categories:
+                continue
+            per_file = firsts.setdefault((finding.rule, bucket(finding)), {})
+            known = per_file.get(finding.path)
+            if known is None or (-share.cost, _sort_key(share)) < (-shares[known].cost, _sort_key(shares[known])):
+                per_file[finding.path] = at
+        out = list(shares)
+        for per_file in firsts.values():
+            ranked = sorted(per_file.values(), key=lambda at: (-shares[at].cost, _sort_key(shares[at])))
+            for at in ranked[1:]:
+                share = shares[at]
+                out[at] = Share(share.finding, share.low * self.s.copy_factor, share.high * self.s.copy_factor, share.weight)
+        return out
 
     def _config_copies(self, shares: list[Share]) -> list[Share]:
         """The same value of the same rule in several configs (`backend: nccl` in each of 37

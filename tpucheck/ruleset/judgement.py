@@ -96,6 +96,9 @@ class Scoring:
     config_suffixes: tuple[str, ...] = ()
     """Structured config files, where the same value of the same rule in several files is
     one edit (the first priced, the others copies)."""
+    shared_fix_categories: frozenset[str] = frozenset()
+    """Rule categories whose fix is one helper written once (a missing op rewritten in
+    supported ops): the first file priced, every further file a copy."""
     reference_factor: float = 0.5
     hours_unit: float = 8.0
     points_per_doubling: float = 10.0
@@ -278,6 +281,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             kernel_repeat_factor=float(score_raw["kernel_repeat_factor"]),
             copy_factor=float(score_raw["copy_factor"]),
             config_suffixes=tuple(str(x).lower() for x in score_raw.get("config_copies", {}).get("suffixes", ())),
+            shared_fix_categories=frozenset(score_raw.get("shared_fixes", {}).get("categories", ())),
             reference_factor=float(score_raw["reference_factor"]),
             hours_unit=float(score_raw["hours_unit"]),
             points_per_doubling=float(score_raw["points_per_doubling"]),
