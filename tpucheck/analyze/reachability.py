@@ -231,7 +231,9 @@ def reachability_of(
             for target in targets:
                 if target != dotted:
                     edges[dotted].append((target, imp.conditional))
-                    if imp.conditional and not imp.guarded:
+                    # a package holding the importer is loaded already: a lazy import of
+                    # a sibling (`from .worker import Worker` in a function) loads only it
+                    if imp.conditional and not imp.guarded and not dotted.startswith(target + "."):
                         lazy_into.add(target)
             # Only the named module counts as imported, and not by its own submodules
             # (`from pkg import utils` inside pkg): else a package and its children import
@@ -339,6 +341,23 @@ def _inherit_evidence(modules: dict[str, str], edges: dict[str, list[tuple[str, 
             assert first is not None
             evidence[path] = Reason(first.rule, f"{path} is only imported by optional modules ({first.evidence})")
             changed = True
+    # A lazy import inside a module the product loads only by choice runs only after that
+    # choice (audit V: ChatTTS's vLLM worker, imported in a function of the engine module
+    # that `if use_vllm:` loads): the choice is its reason too.
+    changed = True
+    while changed:
+        changed = False
+        for dotted, path in modules.items():
+            reason = evidence.get(path)
+            if dotted in required or reason is None or reason.rule == GUARDED_MODULE:
+                continue
+            importers = into.get(dotted, ())
+            reasons = [None if i in required else evidence.get(modules[i]) for i in importers]
+            if importers and all(r is not None and r.rule == GUARDED_MODULE for r in reasons):
+                first = reasons[0]
+                assert first is not None
+                evidence[path] = Reason(GUARDED_MODULE, f"{path} is only imported by modules the product loads by choice ({first.evidence})")
+                changed = True
 
 
 def _twinned_builds(declared: dict[str, set[str]], twins: dict[str, Reason], native_files: list[str]) -> dict[str, Reason]:
