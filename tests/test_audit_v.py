@@ -58,3 +58,31 @@ def test_the_evidence_names_the_choice(tmp_path: Path, load: str) -> None:
     result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
     (worker,) = [f for f in result.findings if f.rule == "DEP007"]
     assert worker.because[0].evidence.startswith("pkg/model/engine/worker.py is only imported by modules the product loads by choice")
+
+
+def test_a_value_chain_that_rejects_unknown_names_keeps_its_option(tmp_path: Path) -> None:
+    """Audit V (magic-animate): `elif act == "mish": ... else: raise ValueError(act)`: the
+    raise rejects unknown names; the Mish branch is one value of a setting whose default is
+    another, an option (major), not the main path. Adversarial: a CUDA test whose other side
+    raises keeps its blocker weight (no fallback)."""
+    code = (
+        "import torch\nimport torch.nn as nn\n\n\n"
+        'def activation(act="silu"):\n'
+        '    if act == "silu":\n'
+        "        return nn.SiLU()\n"
+        '    elif act == "mish":\n'
+        "        return nn.Mish()\n"
+        "    else:\n"
+        "        raise ValueError(act)\n\n\n"
+        "def fused(x):\n"
+        "    if torch.cuda.is_available():\n"
+        "        return nn.functional.mish(x)\n"
+        "    else:\n"
+        '        raise RuntimeError("needs CUDA")\n'
+    )
+    (tmp_path / "act.py").write_text(code, encoding="utf-8")
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    assert {(f.span.line, f.severity, f.because[0].rule if f.because else None) for f in result.findings if f.rule == "UO958"} == {
+        (9, "major", "guard.option"),
+        (16, "blocker", None),
+    }

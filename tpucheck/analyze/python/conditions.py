@@ -316,6 +316,13 @@ def _tpu_string(node: cst.BaseExpression) -> bool:
     return names_device(node, TPU_STRING)
 
 
+def names_a_value(test: cst.BaseExpression) -> bool:
+    """`act_fn == "mish"`: a setting compared with one literal value (one choice of many)."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Equal)):
+        return False
+    return any(isinstance(o, (cst.SimpleString, cst.Integer)) for o in (test.left, test.comparisons[0].comparator))
+
+
 def is_exit(body: cst.BaseSuite, skip_calls: frozenset[str]) -> bool:
     """A branch that leaves: return, raise, continue, break, or a test skip / exit call."""
     statements = body.body

@@ -90,7 +90,9 @@ class StatementWalker(BaseWalker):
         pending_ok = outer.guard is None or outer.guard.pending  # a real guard already decides
         if polarity > 0 and not else_fails:
             body_guard = Guard("guard.test", node.test)
-        elif option > 0 and not else_fails:
+        elif option > 0 and (not else_fails or conditions.names_a_value(node.test)):
+            # `elif act == "mish": ... else: raise ValueError(act)`: the raise rejects
+            # unknown values, it is no CUDA side (audit V: magic-animate)
             body_guard = Guard("guard.option", node.test)
         elif polarity == 0 and conditions.other_accelerator_test(self, node.test):
             body_guard = Guard("alternative.other-accelerator-branch", node.test)
