@@ -198,25 +198,23 @@ class Model:
 
     def _shared_fixes(self, shares: list[Share]) -> list[Share]:
         """A missing op used in several files is one helper written once: per rule, the
-        costliest file keeps its price, the first finding of each further file (the others
-        are repeats already) costs a copy. Ranked by cost, so a finding added never lowers
-        the total."""
+        file whose shares cost most keeps its price, every share of each further file costs
+        a copy. Total per rule = max file + copy x the rest, and each file's cost only grows
+        with findings, so a finding added never lowers the total."""
         categories = self.s.shared_fix_categories
-        firsts: dict[tuple[str, str], dict[str, int]] = {}
+        files: dict[tuple[str, str], dict[str, list[int]]] = {}
         for at, share in enumerate(shares):
             finding = share.finding
-            if finding is None or finding.guarded or self.rules[finding.rule].category not in categories:
+            if finding is None or self.rules[finding.rule].category not in categories:
                 continue
-            per_file = firsts.setdefault((finding.rule, bucket(finding)), {})
-            known = per_file.get(finding.path)
-            if known is None or (-share.cost, _sort_key(share)) < (-shares[known].cost, _sort_key(shares[known])):
-                per_file[finding.path] = at
+            files.setdefault((finding.rule, bucket(finding)), {}).setdefault(finding.path, []).append(at)
         out = list(shares)
-        for per_file in firsts.values():
-            ranked = sorted(per_file.values(), key=lambda at: (-shares[at].cost, _sort_key(shares[at])))
-            for at in ranked[1:]:
-                share = shares[at]
-                out[at] = Share(share.finding, share.low * self.s.copy_factor, share.high * self.s.copy_factor, share.weight)
+        for per_file in files.values():
+            ranked = sorted(per_file.items(), key=lambda item: (-sum(shares[at].cost for at in item[1]), item[0]))
+            for _, positions in ranked[1:]:
+                for at in positions:
+                    share = shares[at]
+                    out[at] = Share(share.finding, share.low * self.s.copy_factor, share.high * self.s.copy_factor, share.weight)
         return out
 
     def _config_copies(self, shares: list[Share]) -> list[Share]:
