@@ -410,10 +410,10 @@ def _compute_tree_facts(
     cmake = [f.path for f in found.files if is_cmake_file(f.path)]
     reach = reachability_of(python, native, facts, roles.supporting, judgement, read, cmake)
     product_python = [p for p in python if not roles.supporting(p)]
-    chosen = chosen_kernel_modules(product_python, facts, read, import_resolver(product_python))
+    chosen = chosen_kernel_modules(product_python, facts, read, import_resolver(product_python), judgement.chosen_packages, judgement.chosen_markers)
     if chosen:  # Triton kernel modules the product calls only on one side of a choice
         reach = dataclasses.replace(
-            reach, optional_files=reach.optional_files | frozenset(chosen), evidence={**chosen, **reach.evidence} if reach.evidence else dict(chosen)
+            reach, optional_files=reach.optional_files | frozenset(chosen), evidence={**chosen, **reach.evidence}
         )
     workloads = {path: frozenset(fact.workloads) for path in python if not roles.supporting(path) and (fact := facts(path)) is not None and fact.workloads}
     apart = _submodules_apart(parse_submodules(gitmodules), python, facts, native, read)

@@ -24,7 +24,6 @@ from tpucheck.findings import Import, ImportFacts, Reason
 __all__ = ["CHOSEN_CALL", "chosen_kernel_modules"]
 
 CHOSEN_CALL = "fallback.chosen-call"
-_MARKERS = ("triton.jit", "triton.autotune")
 _EVIDENCE_LIMIT = 60
 
 
@@ -33,12 +32,15 @@ def chosen_kernel_modules(
     facts: Callable[[str], ImportFacts | None],
     read: Callable[[str], str | None],
     resolve: Callable[[str, Import], str | None],
+    packages: frozenset[str],
+    markers: tuple[str, ...],
 ) -> dict[str, Reason]:
-    """Triton kernel modules of the product -> why they are optional, for those whose every
-    product call sits on one side of a choice. `resolve(importer, import)` gives the
-    project path an import names, or None."""
+    """Kernel modules of the product (they import one of `packages` and hold one of
+    `markers`: rules/judgement.yaml `kernels.chosen_packages`, `chosen_markers`) -> why they
+    are optional, for those whose every product call sits on one side of a choice.
+    `resolve(importer, import)` gives the project path an import names, or None."""
     paths = sorted(product)
-    kernels = {p for p in paths if _imports_triton(facts(p)) and any(marker in (read(p) or "") for marker in _MARKERS)}
+    kernels = {p for p in paths if _imports(facts(p), packages) and _marked(read(p), markers)}
     if not kernels:
         return {}
     uses: dict[str, list[tuple[str, int, str] | None]] = {k: [] for k in kernels}  # None: a use outside a choice
@@ -74,8 +76,12 @@ def chosen_kernel_modules(
     return out
 
 
-def _imports_triton(known: ImportFacts | None) -> bool:
-    return known is not None and any(not imp.level and imp.module.partition(".")[0] == "triton" for imp in known.imports)
+def _imports(known: ImportFacts | None, packages: frozenset[str]) -> bool:
+    return known is not None and any(not imp.level and imp.module.partition(".")[0] in packages for imp in known.imports)
+
+
+def _marked(text: str | None, markers: tuple[str, ...]) -> bool:
+    return text is not None and any(marker in text for marker in markers)
 
 
 def _uses(tree: ast.Module, text: str, names: dict[str, str], path: str) -> Iterable[tuple[str, tuple[str, int, str] | None]]:

@@ -14,7 +14,7 @@ import configparser
 import posixpath
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from tpucheck.findings import ImportFacts
 
@@ -133,11 +133,7 @@ def launched_paths(files: Iterable[str], read: Callable[[str], str | None], prod
     for launcher in paths:
         if not launcher.lower().endswith(LAUNCHERS) or not product(launcher):
             continue
-        text = SHELL_COMMENT.sub("", (read(launcher) or "").replace("\\\n", " "))
-        for line in text.splitlines():
-            words = _WORD.findall(line)
-            if not any(posixpath.basename(w) in _RUNNERS or posixpath.basename(w).startswith("python3.") for w in words) or _PYTEST.search(line):
-                continue
+        for _, _, words, _ in _run_commands(read(launcher) or ""):
             for index, word in enumerate(words):
                 if word.endswith(".py"):
                     target = _resolve(word, posixpath.dirname(launcher), known, python)
@@ -164,25 +160,31 @@ def dead_launch_lines(files: Iterable[str], read: Callable[[str], str | None]) -
     for launcher in paths:
         if not launcher.lower().endswith(LAUNCHERS):
             continue
-        start = 0
-        pieces: list[str] = []
-        for number, raw in enumerate((read(launcher) or "").splitlines(), start=1):
-            if not pieces:
-                start = number
-            pieces.append(SHELL_COMMENT.sub("", raw))
-            if raw.rstrip().endswith("\\"):
-                continue
-            line, pieces = " ".join(p.rstrip().rstrip("\\") for p in pieces), []
-            words = _WORD.findall(line)
-            runner = next((i for i, w in enumerate(words) if posixpath.basename(w) in _RUNNERS or posixpath.basename(w).startswith("python3.")), None)
-            if runner is None or _PYTEST.search(line):
-                continue
+        for start, end, words, runner in _run_commands(read(launcher) or ""):
             script = next((w for w in words[runner + 1 :] if w.endswith(".py")), None)
             if script is None or script.startswith("/") or re.fullmatch(r"[\w./-]*\$\{?\w+\}?/?", script[: -len(".py")] + "/"):
                 continue
             if _resolve(script, posixpath.dirname(launcher), known, python) is None:
-                out.setdefault(launcher, {}).update(dict.fromkeys(range(start, number + 1), script))
+                out.setdefault(launcher, {}).update(dict.fromkeys(range(start, end + 1), script))
     return out
+
+
+def _run_commands(text: str) -> Iterator[tuple[int, int, list[str], int]]:
+    """The commands of a launch script that run Python (not pytest), continuation lines
+    joined and comments dropped: (first line, last line, words, index of the runner)."""
+    start = 0
+    pieces: list[str] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not pieces:
+            start = number
+        pieces.append(SHELL_COMMENT.sub("", raw))
+        if raw.endswith("\\"):
+            continue
+        line, pieces = " ".join(p.rstrip("\\") for p in pieces), []
+        words = _WORD.findall(line)
+        runner = next((i for i, w in enumerate(words) if posixpath.basename(w) in _RUNNERS or posixpath.basename(w).startswith("python3.")), None)
+        if runner is not None and not _PYTEST.search(line):
+            yield start, number, words, runner
 
 
 def _resolve(word: str, folder: str, known: frozenset[str], python: list[str]) -> str | None:

@@ -166,6 +166,11 @@ class Judgement:
     """Globs of calls and attributes whose truth says another accelerator is the device."""
     other_devices: frozenset[str] = frozenset()
     """Device type strings of other accelerators (`"mps"`, `"xpu"`)."""
+    chosen_packages: frozenset[str] = frozenset()
+    """Kernel packages that import on a TPU host: their kernel modules are judged by where
+    the product calls them (analyze/chosen.py)."""
+    chosen_markers: tuple[str, ...] = ()
+    """Text that marks a kernel of such a package in a module (`triton.jit`)."""
     cuda_engines: tuple[str, ...] = ()
     """Modules of CUDA-only inference engines: a module importing one at its top is that
     engine's integration, replaced whole with it."""
@@ -319,6 +324,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         other_accelerator_apis=tuple(other.get("apis", ())),
         other_accelerator_tests=tuple(other.get("tests", ())),
         cuda_engines=tuple(engines.get("modules", ())),
+        chosen_packages=frozenset(kernels.get("chosen_packages", ())),
+        chosen_markers=tuple(kernels.get("chosen_markers", ())),
         other_devices=frozenset(other.get("devices", ())),
         cpu_twin=regex(kernels.get("cpu_twin"), "kernels", "cpu_twin"),
         device_dispatch=regex(kernels.get("device_dispatch"), "kernels", "device_dispatch"),

@@ -28,13 +28,20 @@ def stops_without_cuda(names: Names, node: cst.If, polarity: int) -> bool:
     and not torch.cuda.is_available(): raise ...`, `if torch.cuda.is_available(): ... else:
     raise`). A side that only leaves something out, or an `elif`, does not. `polarity` is
     the test's `cuda_polarity`."""
-    if polarity == 0 and isinstance(node.test, cst.BooleanOperation) and isinstance(node.test.operator, cst.And):
-        sides = (cuda_polarity(names, node.test.left), cuda_polarity(names, node.test.right))
-        polarity = -1 if -1 in sides and 1 not in sides else 0  # `<option> and not <CUDA>`
+    polarity = _without_cuda(names, node.test, polarity)
     if polarity == 0:
         return False
     side = node.body if polarity < 0 else node.orelse
     return side is not None and _stops(names, side)
+
+
+def _without_cuda(names: Names, test: cst.BaseExpression, polarity: int) -> int:
+    """The test's `cuda_polarity`, and -1 for `<option> and not <CUDA>` as well: it holds
+    only without CUDA (when the option is on), though its false side is no CUDA path."""
+    if polarity == 0 and isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        sides = (cuda_polarity(names, test.left), cuda_polarity(names, test.right))
+        return -1 if -1 in sides and 1 not in sides else 0
+    return polarity
 
 
 _HOST_DEVICE = re.compile(r"cpu(:\d+)?")
@@ -90,16 +97,13 @@ def _names_no_device(names: Names, node: cst.BaseExpression) -> bool:
     return not any(m.regex is not None and m.regex.fullmatch(value) for _, m in names.index.strings)
 
 
-def turns_feature_off(names: Names, node: cst.If) -> bool:
+def turns_feature_off(names: Names, node: cst.If, polarity: int) -> bool:
     """`if args.amp and not torch.cuda.is_available(): warn(...); args.amp = False`: a test
     that holds only without CUDA, whose body only reports and switches settings off
     (False, None, 0), and that has no other side: the TPU runs on with the feature off
-    (audit T: aot-benchmark's `--amp` check, judged no device pick)."""
-    if node.orelse is not None:
-        return False
-    test = node.test
-    sides = (cuda_polarity(names, test.left), cuda_polarity(names, test.right)) if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) else (cuda_polarity(names, test),)
-    if -1 not in sides or 1 in sides:
+    (audit T: aot-benchmark's `--amp` check, judged no device pick). `polarity` is the
+    test's `cuda_polarity`."""
+    if node.orelse is not None or _without_cuda(names, node.test, polarity) != -1:
         return False
 
     def switches_off(small: cst.BaseSmallStatement) -> bool:

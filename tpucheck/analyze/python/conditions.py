@@ -43,7 +43,8 @@ def availability_test(names: Names, node: cst.BaseExpression) -> bool:
             return False  # `torch.xpu.is_available()` asks for another accelerator, not CUDA
         if qualified is not None and any(fnmatchcase(qualified, p) for p in guards.availability_calls):
             return True
-        if qualified is not None and qualified.partition(".")[0] in guards.listed_roots | {"builtins"}:
+        root = (qualified or "").partition(".")[0]
+        if root == "builtins" or root in guards.listed_roots:
             return False  # `torch.distributed.is_available()`: not a CUDA check
         parts = dotted(node.func)
         return parts is not None and pattern is not None and pattern.fullmatch(parts[-1]) is not None

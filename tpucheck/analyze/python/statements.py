@@ -80,7 +80,7 @@ class StatementWalker(BaseWalker):
         # when the CUDA side only sets CUDA's own knobs (tf32, sync debug mode).
         guard_test = guard_test or (not available and polarity < 0 and not body_fails) or (
             polarity > 0 and conditions.cuda_settings_only(self, node.body)
-        ) or (polarity != 0 and node.orelse is None and conditions.reports_only(self, node.body)) or choices.turns_feature_off(self, node) or (
+        ) or (polarity != 0 and node.orelse is None and conditions.reports_only(self, node.body)) or choices.turns_feature_off(self, node, polarity) or (
             polarity != 0 and isinstance(node.orelse, cst.Else) and conditions.placement_only(self, node.body) and conditions.placement_only(self, node.orelse.body)
         )
         with self.enter(guard_test=guard_test, fatal=choices.stops_without_cuda(self, node, polarity)):
