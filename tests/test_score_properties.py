@@ -96,3 +96,25 @@ def test_the_cap_on_a_fallback_kept_finding_is_applied_before_ranking() -> None:
     in_test = make("test", False, "minor", "tests/test_serve.py")
     guarded = make("library", True, "major", "pkg/serve.py")
     assert judged([in_test, guarded], "torchtpu", ()).score <= judged([in_test], "torchtpu", ()).score
+
+
+def _op(rule_id: str, severity: str, path: str, guarded: bool, line: int) -> Finding:
+    rule = RULESETS["torchtpu"].by_id()[rule_id]
+    return Finding(rule.id, rule.name, rule.category, severity, rule.confidence, path, Span(line, 1, line, 9), None, "m", "f",
+                   rule.affects, f"s{line}", "library", guarded, f"fp{line}", inventory=rule.inventory)
+
+
+def test_a_shared_fix_keeps_the_heaviest_file_per_measure() -> None:
+    # Clean-clone CI's counter-example to the first shared-fix pricing: a missing op's
+    # blocker in a new file led on cost, so the other file's guarded majors, which led on
+    # hours, became copies and the product's high hours fell.
+    base = [_op("UO901", "major", "lib/b.py", False, 1), _op("UO901", "major", "lib/b.py", False, 2),
+            _op("UO901", "major", "lib/b.py", True, 3)]
+    check("torchtpu", base, _op("UO901", "blocker", "lib/a.py", False, 9), ())
+
+
+def test_an_info_finding_never_takes_the_shared_fix_from_validated_hours() -> None:
+    # Validation counts no info finding's hours: an info share leading the hours would
+    # turn a validated share into a copy and lower the effort.
+    base = [_op("BLD001", "blocker", "lib/a.py", False, 1), _op("UO901", "major", "lib/a.py", True, 2)]
+    check("torchtpu", base, _op("UO901", "info", "lib/b.py", False, 9), ())

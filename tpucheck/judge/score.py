@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from tpucheck.findings import Finding
 from tpucheck.judge.place import OWN_EXTENSION
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES
+from tpucheck.judge.shares import Share, keep_heaviest
 from tpucheck.ruleset.judgement import Judgement, Scoring
 from tpucheck.ruleset.model import Rule
 
@@ -87,23 +88,6 @@ class Effort:
         elif low <= 0 < high:
             low = high / ratio
         return cls(low, high)
-
-
-@dataclass(frozen=True, slots=True)
-class Share:
-    """One finding's part of a work item, in hours, and what an hour of it weighs."""
-
-    finding: Finding | None
-    """None for a validation item."""
-    low: float
-    high: float
-    weight: float
-    workload: str | None = None
-    """For a validation item: the workload it validates."""
-
-    @property
-    def cost(self) -> float:
-        return (self.low + self.high) / 2 * self.weight
 
 
 class Model:
@@ -199,8 +183,7 @@ class Model:
     def _shared_fixes(self, shares: list[Share]) -> list[Share]:
         """A missing op used in several files is one helper written once: per rule, the
         file whose shares cost most keeps its price, every share of each further file costs
-        a copy. Total per rule = max file + copy x the rest, and each file's cost only grows
-        with findings, so a finding added never lowers the total."""
+        a copy (total per rule = max file + copy x the rest)."""
         categories = self.s.shared_fix_categories
         files: dict[tuple[str, str], dict[str, list[int]]] = {}
         for at, share in enumerate(shares):
@@ -208,34 +191,20 @@ class Model:
             if finding is None or self.rules[finding.rule].category not in categories:
                 continue
             files.setdefault((finding.rule, bucket(finding)), {}).setdefault(finding.path, []).append(at)
-        out = list(shares)
-        for per_file in files.values():
-            ranked = sorted(per_file.items(), key=lambda item: (-sum(shares[at].cost for at in item[1]), item[0]))
-            for _, positions in ranked[1:]:
-                for at in positions:
-                    share = shares[at]
-                    out[at] = Share(share.finding, share.low * self.s.copy_factor, share.high * self.s.copy_factor, share.weight)
-        return out
+        return keep_heaviest(shares, self.s.copy_factor, [list(per_file.values()) for per_file in files.values()])
 
     def _config_copies(self, shares: list[Share]) -> list[Share]:
         """The same value of the same rule in several configs (`backend: nccl` in each of 37
         training recipes) is one edit made with one search and replace: the heaviest is
-        priced in full, each further config file a copy (`copy_factor`). Ranked by cost, so
-        a finding added never lowers the total."""
+        priced in full, each further config file a copy (`copy_factor`)."""
         suffixes = self.s.config_suffixes
-        copies: dict[tuple[str, str, str], list[int]] = {}
+        copies: dict[tuple[str, str, str], list[list[int]]] = {}
         for at, share in enumerate(shares):
             finding = share.finding
             if finding is None or finding.guarded or not suffixes or not finding.path.lower().endswith(suffixes):
                 continue
-            copies.setdefault((finding.rule, bucket(finding), finding.snippet), []).append(at)
-        out = list(shares)
-        for group in copies.values():
-            ranked = sorted(group, key=lambda at: (-shares[at].cost, _sort_key(shares[at])))
-            for at in ranked[1:]:
-                share = shares[at]
-                out[at] = Share(share.finding, share.low * self.s.copy_factor, share.high * self.s.copy_factor, share.weight)
-        return out
+            copies.setdefault((finding.rule, bucket(finding), finding.snippet), []).append([at])
+        return keep_heaviest(shares, self.s.copy_factor, list(copies.values()))
 
     def _without_copies(self, kernels: list[tuple[Share, float]]) -> list[Share]:
         """A kernel of the same rule and name in another folder is a copy (a vendored or
@@ -582,3 +551,4 @@ def _plan(split: list[Share], model: Model, total: float) -> tuple[PlanItem, ...
 
 def _sort_key(share: Share) -> tuple[object, ...]:
     return share.finding.sort_key() if share.finding is not None else ()
+

@@ -1,0 +1,62 @@
+"""A work item's shares of hours, and the pricing of copies among them: what is written
+once and reused (a helper for a missing op, one search-and-replace over configs) is priced
+in full once and as a copy elsewhere, without a finding added ever lowering a total."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tpucheck.findings import Finding
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """One finding's part of a work item, in hours, and what an hour of it weighs."""
+
+    finding: Finding | None
+    """None for a validation item."""
+    low: float
+    high: float
+    weight: float
+    workload: str | None = None
+    """For a validation item: the workload it validates."""
+
+    @property
+    def cost(self) -> float:
+        return (self.low + self.high) / 2 * self.weight
+
+
+def keep_heaviest(shares: list[Share], copy: float, groups: list[list[list[int]]]) -> list[Share]:
+    """In each group of units (a unit: the positions of some shares), the heaviest unit
+    keeps its price and every other costs a copy. "Heaviest" is taken per measure (low
+    hours, high hours, cost), since one unit may lead on cost and another on hours
+    (a blocker against a guarded major): each total is then (1 - copy) x max + copy x
+    sum, which a finding added never lowers (the Hypothesis property in
+    tests/test_score_properties.py)."""
+    out = list(shares)
+    for group in groups:
+        # An info finding's hours are not validated (Model.validation in judge/score.py): were it to lead the
+        # hours, the validated hours of the unit it displaced would fall. It keeps its
+        # own price and takes no part.
+        units = [unit for unit in ([at for at in unit if not is_info(shares[at])] for unit in group) if unit]
+        if len(units) < 2:
+            continue
+        measures = [(lambda s: s.low), (lambda s: s.high), (lambda s: s.cost)]
+        full = [max(range(len(units)), key=lambda u: (sum(m(shares[at]) for at in units[u]), -u)) for m in measures]
+        for index, unit in enumerate(units):
+            low, high, cost = (1.0 if index == keep else copy for keep in full)
+            for at in unit:
+                out[at] = scaled(shares[at], low, high, cost)
+    return out
+
+
+def is_info(share: Share) -> bool:
+    return share.finding is not None and share.finding.severity == "info"
+
+
+def scaled(share: Share, low: float, high: float, cost: float) -> Share:
+    """The share with its hours and its cost scaled apart: the weight carries the cost's
+    factor, so cost = (low + high) / 2 x weight stays true."""
+    hours = share.low * low + share.high * high
+    weight = share.weight * cost * (share.low + share.high) / hours if hours > 0 else share.weight
+    return Share(share.finding, share.low * low, share.high * high, weight, share.workload)
