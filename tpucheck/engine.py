@@ -421,7 +421,8 @@ def _compute_tree_facts(
     launched = _options_launched([f.path for f in found.files], read, options_off)
     options_off = {name: path for name, path in options_off.items() if name not in launched}
     dead = dead_launch_lines([f.path for f in found.files], read)
-    return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads, options_off, apart, launched, launched_files, nested, dead, imported_files)
+    checks = _checks(python, facts)
+    return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads, options_off, apart, launched, launched_files, nested, dead, imported_files, checks)
 
 
 def _submodules_apart(
@@ -515,6 +516,17 @@ def _options_launched(paths: Iterable[str], read: Callable[[str], str | None], o
     return found
 
 
+def _checks(python: Iterable[str], facts: Callable[[str], ImportFacts | None]) -> dict[str, str]:
+    """The project's availability checks (`name()` -> the first module, in path order,
+    defining one of that name)."""
+    found: dict[str, str] = {}
+    for path in sorted(python):
+        fact = facts(path)
+        for name in fact.checks if fact is not None else ():
+            found.setdefault(f"{name}()", path)
+    return found
+
+
 def _options_off(python: Iterable[str], facts: Callable[[str], ImportFacts | None]) -> dict[str, str]:
     """Settings declared off by default somewhere in the project and on nowhere, each with
     the first file (in path order) declaring it: a name declared both ways (two config
@@ -545,7 +557,7 @@ def assemble(
     tree = tree or TreeFacts()
     rules = ruleset.by_id()
     roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files)
-    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off, tree.options_launched, tree.dead_lines)
+    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks)
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)

@@ -194,6 +194,8 @@ class ImportFacts:
     jit_builds: tuple[JitBuild, ...] = ()
     jit_loaders: tuple[str, ...] = ()
     """Module-level functions that pass `cpp_extension.load` sources their callers give."""
+    checks: tuple[str, ...] = ()
+    """Module-level availability checks other modules may call (`analyze/checks.py`)."""
 
 
 @dataclass(slots=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from tpucheck.analyze.checks import availability_checks
 from tpucheck.analyze.dispatch import jit_facts
 from tpucheck.discover.sourcetext import SourceTextError, decode
 from tpucheck.findings import Build, Import, ImportFacts
@@ -31,7 +32,8 @@ def import_facts(text: str, training_markers: tuple[str, ...] = ()) -> ImportFac
     if "torch" in text:
         workloads = ("training", "inference") if any(marker in text for marker in training_markers) else ("inference",)
     jit_builds, jit_loaders = jit_facts(text)
-    return ImportFacts(tuple(scan_imports(text)), tuple(extension_builds(text)) if "Extension" in text else (), workloads, declared_options(text), jit_builds, jit_loaders)
+    builds = tuple(extension_builds(text)) if "Extension" in text else ()
+    return ImportFacts(tuple(scan_imports(text)), builds, workloads, declared_options(text), jit_builds, jit_loaders, availability_checks(text))
 
 
 _FIELD = re.compile(r"^[ \t]+([A-Za-z_]\w*)[ \t]*:[^=\n]*=[ \t]*(?:field\(\s*default\s*=\s*)?(True|False|None)\b", re.MULTILINE)

@@ -56,6 +56,9 @@ class TreeFacts:
     imported_files: dict[str, str] = field(default_factory=dict)
     """Python files the product imports, each with its first importer: product code even
     when their name alone says test or demo (judge/roles.py)."""
+    checks: dict[str, str] = field(default_factory=dict)
+    """Availability checks the project defines (`name()` -> the first module defining it,
+    `ImportFacts.checks`): a test of a call of one elsewhere is a CUDA or package test."""
 
     def workloads_of(self, paths: Iterable[str]) -> tuple[str, ...]:
         found = set().union(*(self.workloads.get(p, frozenset()) for p in paths))
@@ -86,13 +89,14 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "nested": [[folder, manifest] for folder, manifest in sorted(tree.nested.items())],
         "imported_files": [[path, importer] for path, importer in sorted(tree.imported_files.items())],
         "dead_lines": [[path, [[line, script] for line, script in sorted(lines.items())]] for path, lines in sorted(tree.dead_lines.items())],
+        "checks": [[name, path] for name, path in sorted(tree.checks.items())],
     }
 
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines"}:
-        raise TypeError("tree facts must be an object with exactly their eleven fields")
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks"}:
+        raise TypeError("tree facts must be an object with exactly their twelve fields")
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
@@ -128,6 +132,7 @@ def tree_from_json(data: Any) -> TreeFacts:
         _pairs(data["nested"]),
         _dead_lines(data["dead_lines"]),
         _pairs(data["imported_files"]),
+        _pairs(data["checks"]),
     )
 
 

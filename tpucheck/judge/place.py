@@ -45,6 +45,8 @@ class Placement:
     """Settings off by default that the project's launch scripts turn on (TreeFacts)."""
     dead_lines: dict[str, dict[int, str]] = field(default_factory=dict)
     """Launch script -> lines that run a Python file the tree does not have -> that file."""
+    checks: dict[str, str] = field(default_factory=dict)
+    """The project's availability checks, `name()` -> where defined (TreeFacts.checks)."""
 
     def older_version(self, path: str) -> Reason | None:
         folder = path
@@ -112,7 +114,7 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
     placed = Placed()
     for match, fingerprint in zip(matches, prints, strict=True):
         rule = rules[match.rule_id]
-        reasons, guarded = _settle_pending(match, placement.options_off, result.path)
+        reasons, guarded = _settle_pending(match, placement, result.path)
         reasons, guarded = _launched(reasons, guarded, placement.options_launched)
         because = [reason.located(result.path) for reason in reasons]
         fallback = _fallback(match, rule, result, reach) if not guarded and (optional_file or rule.inventory == "kernel") else None
@@ -212,18 +214,23 @@ def _own_extension(match: RawMatch, rule: Rule, reach: Reachability | None, scor
     return Reason(OWN_EXTENSION, f"`{name}` is built by {reach.built[name]}: ported with its kernels") if name is not None else None
 
 
-def _settle_pending(match: RawMatch, options_off: dict[str, str], path: str) -> tuple[tuple[Reason, ...], bool]:
+def _settle_pending(match: RawMatch, placement: Placement, path: str) -> tuple[tuple[Reason, ...], bool]:
     """A match under a test of a setting its file does not declare (`if model_args.use_qlora:`)
     is optional when the project declares that setting off by default and nowhere on: the
-    test becomes a `guard.option`, with where the setting is declared. Otherwise the
-    pending mark goes, and the match keeps its full weight."""
+    test becomes a `guard.option`, with where the setting is declared. A test of a call of
+    one of the project's availability checks (`if model_management.xformers_enabled():`)
+    becomes a `guard.test`. Otherwise the pending mark goes, and the match keeps its full
+    weight."""
     pending = [r for r in match.reasons if r.rule == PENDING]
     if not pending:
         return match.reasons, match.guarded
     rest = tuple(r for r in match.reasons if r.rule != PENDING)
     for test in pending:  # the innermost test first
         name = _setting_name(test.evidence)
-        declared = options_off.get(name)
+        check = placement.checks.get(name)
+        if check is not None:
+            return (Reason("guard.test", f"{test.located(path).evidence}; `{name}` is true only where the package or CUDA is there ({check})"), *rest), True
+        declared = placement.options_off.get(name)
         if declared is not None:
             return (Reason("guard.option", f"{test.located(path).evidence}; `{name}` is off by default ({declared})"), *rest), True
     return rest, match.guarded

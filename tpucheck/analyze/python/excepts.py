@@ -146,6 +146,8 @@ def _broad_import_catch(handler: cst.ExceptHandler | cst.ExceptStarHandler, body
     if handler.type is not None and not _catches(handler, broad):
         return False
     for statement in body:
+        if isinstance(statement, cst.Try) and _swallows(statement, broad, names):
+            continue  # a probe of its own (`try: HAS_X = xformers._has_cpp_library / except: pass`)
         if not isinstance(statement, cst.SimpleStatementLine):
             return False
         for small in statement.body:
@@ -156,6 +158,25 @@ def _broad_import_catch(handler: cst.ExceptHandler | cst.ExceptStarHandler, body
             if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and quiet_call(small.value, names):
                 continue
             return False
+    return True
+
+
+def _swallows(statement: cst.Try, broad: frozenset[str], names: Names) -> bool:
+    """A nested try that catches everything (a bare `except:` or `except Exception:`) and
+    only passes or reports: nothing in it reaches the outer handler, so it is a probe (of
+    the package's version, of its compiled library), not code the outer catch guards."""
+    return any(
+        (handler.type is None or _catches(handler, broad)) and _quiet_body(handler.body.body, names) for handler in statement.handlers
+    )
+
+
+def _quiet_body(lines: Sequence[cst.BaseStatement] | Sequence[cst.BaseSmallStatement], names: Names) -> bool:
+    for line in lines:
+        if not isinstance(line, cst.SimpleStatementLine):
+            return False
+        for small in line.body:
+            if not (isinstance(small, cst.Pass) or (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and quiet_call(small.value, names))):
+                return False
     return True
 
 

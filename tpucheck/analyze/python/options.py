@@ -51,7 +51,13 @@ def flag_name(test: cst.BaseExpression, *, turned_on: bool) -> str | None:
     negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
     if negated == turned_on:
         return None
-    parts = dotted(test.expression if isinstance(test, cst.UnaryOperation) else test)
+    subject = test.expression if isinstance(test, cst.UnaryOperation) else test
+    if isinstance(subject, cst.Call) and not subject.args:
+        # `model_management.xformers_enabled()`: an availability check defined elsewhere
+        # (analyze/checks.py), looked up as `xformers_enabled()`
+        parts = dotted(subject.func)
+        return f"{parts[-1]}()" if parts is not None and len(parts) <= 3 else None
+    parts = dotted(subject)
     return parts[-1] if parts is not None and len(parts) <= 3 else None
 
 

@@ -1,0 +1,127 @@
+"""Availability checks a project defines in one module and tests in others (blind set 15:
+Fooocus's vendored diffusion backend tests `model_management.xformers_enabled()` before
+importing xformers, and its version probes sit in nested tries inside the import attempt).
+Each probe fails on the commit before (32b6712); each look-alike keeps its judgement."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tpucheck.analyze.checks import availability_checks
+from tpucheck.engine import ScanOptions, scan
+from tpucheck.ruleset import load_ruleset
+
+RULESET = load_ruleset()
+
+MANAGER = """\
+import torch
+
+DISABLED = False
+if DISABLED:
+    FAST_OK = False
+else:
+    try:
+        import xformers
+        FAST_OK = True
+        {probe}
+    except:
+        FAST_OK = False
+
+
+def fast_attention_on():
+    if not torch.cuda.is_available():
+        return False
+    return FAST_OK
+
+
+def fast_vae_on():
+    on = fast_attention_on()
+    if not on:
+        return False
+    return VAE_OK
+
+
+VAE_OK = True
+USE_FAST = False
+
+
+def configured():
+    return USE_FAST
+"""
+
+PROBE = """try:
+            FAST_OK = xformers._has_cpp_library
+        except:
+            {handler}"""
+
+USER = """\
+import torch
+from pkg import manager
+
+if manager.{check}():
+    import xformers.ops
+
+
+def attend(q, k, v):
+    if manager.{check}():
+        return xformers.ops.memory_efficient_attention(q, k, v)
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+"""
+
+
+def rows(root: Path, check: str = "fast_attention_on", probe: str = "pass", handler: str = "pass") -> set[tuple[str, int, str, str]]:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/manager.py": MANAGER.format(probe=PROBE.format(handler=handler) if probe == "nested" else probe),
+        "pkg/attn.py": USER.format(check=check),
+        "requirements.txt": "torch\n",
+    }
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
+    result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+    return {(f.path, f.span.line, f.severity, f.because[0].rule if f.because else "") for f in result.findings if f.rule == "DEP003"}
+
+
+def test_the_module_lists_the_checks_its_returns_make() -> None:
+    assert availability_checks(MANAGER.format(probe="pass")) == ("fast_attention_on", "fast_vae_on")
+
+
+def test_a_function_returning_a_plain_setting_is_no_check() -> None:
+    """Adversarial: `configured()` returns a module constant no import attempt sets, and a
+    function with a truthy return outside the flag is no check either."""
+    text = "try:\n    import apex\n    HAS = True\nexcept ImportError:\n    HAS = False\n\n\ndef mixed():\n    if HAS:\n        return True\n    return 1\n\n\ndef takes(x):\n    return HAS\n"
+    assert availability_checks(text) == ()
+    assert "configured" not in availability_checks(MANAGER.format(probe="pass"))
+
+
+def test_a_call_of_a_check_defined_elsewhere_guards_its_branches(tmp_path: Path) -> None:
+    assert rows(tmp_path) == {
+        ("pkg/attn.py", 5, "info", "guard.test"),
+        ("pkg/manager.py", 8, "info", "guard.except"),
+    }
+
+
+def test_the_evidence_names_the_check_and_where_it_is_defined(tmp_path: Path) -> None:
+    rows(tmp_path, check="fast_vae_on")
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    (finding,) = [f for f in result.findings if f.rule == "DEP003" and f.path == "pkg/attn.py"]
+    assert finding.because[0].evidence == (
+        "`manager.fast_vae_on()` at pkg/attn.py:4; `fast_vae_on()` is true only where the package or CUDA is there (pkg/manager.py)"
+    )
+
+
+def test_a_call_of_a_plain_setting_keeps_the_blocker(tmp_path: Path) -> None:
+    """Adversarial: `configured()` returns a setting, not an availability: the import under
+    it is the product's path when the setting is on."""
+    assert ("pkg/attn.py", 5, "blocker", "") in rows(tmp_path, check="configured")
+
+
+def test_a_probe_in_a_nested_try_that_swallows_everything_keeps_the_import_attempt(tmp_path: Path) -> None:
+    assert ("pkg/manager.py", 8, "info", "guard.except") in rows(tmp_path, probe="nested")
+
+
+def test_a_nested_try_that_reraises_is_no_probe(tmp_path: Path) -> None:
+    """Adversarial: a nested handler that raises lets failures reach the outer bare
+    `except:`, which then guards more than an import."""
+    assert ("pkg/manager.py", 8, "blocker", "") in rows(tmp_path, probe="nested", handler="raise")
