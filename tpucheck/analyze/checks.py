@@ -21,12 +21,13 @@ import ast
 import re
 
 _CUE = re.compile(r"^def [A-Za-z_]\w*\(\s*\)", re.MULTILINE)
+_SOURCE = re.compile(r"try:[ \t]*(?:#[^\n]*)?\n[ \t]*(?:from|import)[ \t]|cuda\.is_(?:available|bf16_supported)\(")
 _CUDA_QUERIES = ("cuda.is_available", "cuda.is_bf16_supported")
 
 
 def availability_checks(text: str) -> tuple[str, ...]:
     """The names of the module's availability checks, in source order."""
-    if _CUE.search(text) is None or ("except" not in text and "is_available" not in text):
+    if _SOURCE.search(text) is None or _CUE.search(text) is None:
         return ()
     try:
         module = ast.parse(text)
