@@ -82,7 +82,8 @@ def test_on_xla_nonzero_is_a_host_round_trip_and_median_a_cpu_fallback(tmp_path:
 def test_gradscaler_raises_on_torchtpu_only_where_it_stays_enabled(tmp_path: Path) -> None:
     # a scaler for "cuda" disables itself where CUDA is absent (torch/amp/grad_scaler.py):
     # training runs unscaled; one for the device in use stays enabled and its ops raise
-    code = "import torch\nscaler = torch.amp.GradScaler('cuda')\nother = torch.amp.GradScaler(device.type)\n"
+    # (the product trains: a scaler's failure is a training step's, severity.no-training)
+    code = "import torch\nscaler = torch.amp.GradScaler('cuda')\nother = torch.amp.GradScaler(device.type)\nscaler.scale(loss).backward()\n"
     scalers = ("CA015", "CA023")
     assert [(r[0], r[3]) for r in rows(scan_step(tmp_path, "torchtpu", code)) if r[0] in scalers] == [("CA015", "major"), ("CA023", "blocker")]
     assert [(r[0], r[3]) for r in rows(scan_step(tmp_path, "xla", code)) if r[0] in scalers] == [("CA015", "major"), ("CA023", "major")]

@@ -47,6 +47,9 @@ class Placement:
     """Launch script -> lines that run a Python file the tree does not have -> that file."""
     checks: dict[str, str] = field(default_factory=dict)
     """The project's availability checks, `name()` -> where defined (TreeFacts.checks)."""
+    trains: bool | None = None
+    """Whether the product shows a training step (TreeFacts.workloads over the whole tree,
+    so every shard agrees); None when the tree was not read."""
 
     def older_version(self, path: str) -> Reason | None:
         folder = path
@@ -141,11 +144,15 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
             # includes of an optional extension's source go with its kernels.
             wanted = _kernel_fallback(wanted, because, placement.scoring)
         elif guarded:
-            wanted = _guarded(wanted, because, placement.scoring)
+            wanted = _guarded(wanted, because, placement.scoring, rule.id)
         if rule.installs_on_tpu and result.kind == "manifest":
             # audits M and R: a pin nothing imports is no work; the imports are reported where they are
             because.append(Reason("severity.install", f"`{match.detail or rule.name}` installs and imports on a TPU host: only its use in code is work"))
             wanted = SEVERITIES[max(SEVERITIES.index(wanted), SEVERITIES.index("info"))]
+        if placement.trains is False and rule.id in placement.scoring.training_only and wanted != "info":
+            # audits V and W: weight_norm's missing backward in a vocoder nothing trains
+            because.append(Reason("severity.no-training", "the product shows no training step (no backward, optimizer step or trainer): what only training meets is not on its path"))
+            wanted = "info"
         severity = placed_severity(wanted, place_role, guarded)
         if severity != wanted:
             because.append(_cap_reason(place_role, guarded))
@@ -259,14 +266,15 @@ def _launched(reasons: tuple[Reason, ...], guarded: bool, launched: dict[str, st
     return (*rest, Reason("option.launched", f"`{name}` is turned on by {script}: the product runs with it")), still
 
 
-def _guarded(severity: str, because: list[Reason], scoring: Scoring) -> str:
+def _guarded(severity: str, because: list[Reason], scoring: Scoring, rule_id: str) -> str:
     """Any other finding on a branch entered only with CUDA present (rules/judgement.yaml
     `score.guarded`): the TPU's branch exists, the edit is small. The first guard that
     fired decides: an option's guard (off unless asked for) keeps its weight."""
     kept = next((r.rule for r in because if r.rule.startswith("guard.")), None)
     if kept not in scoring.guarded_guards:
         return severity
-    lowered = SEVERITIES[max(SEVERITIES.index(severity), SEVERITIES.index(scoring.guarded_cap))]
+    cap = "info" if rule_id in scoring.guarded_info_rules else scoring.guarded_cap
+    lowered = SEVERITIES[max(SEVERITIES.index(severity), SEVERITIES.index(cap))]
     if lowered != severity:
         because.append(Reason("severity.guarded", f"on a branch entered only with CUDA present: {lowered}"))
     return lowered

@@ -136,6 +136,10 @@ class Scoring:
     """Why-rules of a branch entered only with CUDA present: other findings under one weigh at
     most `guarded_cap` (a TPU host takes the other branch by itself)."""
     guarded_cap: str = "major"
+    guarded_info_rules: frozenset[str] = frozenset()
+    training_only: frozenset[str] = frozenset()
+    """Rules whose failure only a training step meets: notes where the product never trains."""
+    """Rules whose guarded finding is a note (info): the branch needs no TPU side."""
     own_extension_bindings: frozenset[str] = frozenset()
     """Rules whose finding, on a library the project builds itself, is priced with its kernels."""
     core_hours_share: float = 1.1
@@ -309,7 +313,9 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             kernel_fallback=score_raw["kernel_fallback"]["otherwise"],
             guarded_guards=frozenset(score_raw["guarded"]["guards"]),
             guarded_cap=score_raw["guarded"]["at_most"],
+            guarded_info_rules=frozenset(score_raw["guarded"].get("info", ())),
             own_extension_bindings=frozenset(score_raw.get("own_extension_bindings", ())),
+            training_only=frozenset(score_raw.get("training_only", ())),
         )
         for key, entry in score_raw.get("rules", {}).items():
             rationale[key] = entry

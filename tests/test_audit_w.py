@@ -1,0 +1,102 @@
+"""What audit W (docs/audits/audit-w.md) judged wrong, each with a probe that fails on the
+commit it audited (32b6712) and a look-alike that must keep its judgement."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tpucheck.engine import ScanOptions, scan
+from tpucheck.ruleset import load_ruleset
+
+RULESET = load_ruleset()
+
+VOCODER = """\
+import torch
+from torch import nn
+
+
+class Vocoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.utils.weight_norm(nn.Conv1d(80, 256, 7, padding=3))
+
+    def forward(self, mel):
+        return torch.tanh(self.conv(mel))
+"""
+
+TRAIN = """\
+import torch
+from voc.model import Vocoder
+
+
+def step(model: Vocoder, mel, target, opt):
+    loss = torch.nn.functional.l1_loss(model(mel), target)
+    loss.backward()
+    opt.step()
+"""
+
+
+def weight_norm_rows(root: Path, files: dict[str, str]) -> set[tuple[str, int, str, str]]:
+    for path, text in {"voc/__init__.py": "", "voc/model.py": VOCODER, **files}.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
+    result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+    return {(f.path, f.span.line, f.severity, f.because[-1].rule if f.because else "") for f in result.findings if f.rule == "UO008"}
+
+
+def test_a_backward_only_failure_in_a_product_that_never_trains_is_info(tmp_path: Path) -> None:
+    """Audit W (tortoise-tts): weight_norm's forward runs on TorchTPU, only its backward
+    raises, and the repository has no training step: twelve blockers judged false."""
+    assert weight_norm_rows(tmp_path, {}) == {("voc/model.py", 8, "info", "severity.no-training")}
+
+
+def test_the_same_layer_in_a_product_that_trains_stays_a_blocker(tmp_path: Path) -> None:
+    """Adversarial: a training step anywhere in the product (a backward and an optimizer
+    step) puts the backward on its path."""
+    assert weight_norm_rows(tmp_path, {"voc/train.py": TRAIN}) == {("voc/model.py", 8, "blocker", "")}
+
+
+def test_a_training_step_only_in_tests_does_not_make_the_product_train(tmp_path: Path) -> None:
+    """Adversarial in the other direction: a test that runs a backward through the layer
+    is no training workload of the product's."""
+    rows = weight_norm_rows(tmp_path, {"tests/test_grad.py": TRAIN})
+    assert ("voc/model.py", 8, "info", "severity.no-training") in rows
+
+
+def data_parallel_rows(root: Path, text: str) -> set[tuple[int, str, str]]:
+    step = "\n\ndef step(model, x, opt):\n    model(x).mean().backward()\n    opt.step()\n"
+    (root / "train.py").write_text(text + step, encoding="utf-8")  # the product trains
+    result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+    return {(f.span.line, f.severity, f.because[-1].rule if f.because else "") for f in result.findings if f.rule == "CA019"}
+
+
+def test_data_parallel_behind_a_cuda_device_count_is_a_note(tmp_path: Path) -> None:
+    """Audit W (CodeT5), and K, L, U, V before it: `if n_gpu > 1: DataParallel(model)` with
+    the count from CUDA stays off on a TPU host, which runs the single-device path it
+    wants: nothing to rename."""
+    text = "import torch\n\n\ndef wrap(model):\n    if torch.cuda.device_count() > 1:\n        model = torch.nn.DataParallel(model)\n    return model\n"
+    assert data_parallel_rows(tmp_path, text) == {(6, "info", "severity.guarded")}
+
+
+def test_data_parallel_on_the_main_path_stays_major(tmp_path: Path) -> None:
+    """Adversarial: DataParallel with no CUDA test around it runs on every host."""
+    text = "import torch\n\n\ndef wrap(model):\n    return torch.nn.DataParallel(model)\n"
+    assert data_parallel_rows(tmp_path, text) == {(5, "major", "")}
+
+
+def autocast_rules(root: Path, dtype: str) -> list[str]:
+    text = f"import torch\n\n\ndef detect(model, image):\n    with torch.autocast('cuda', dtype={dtype}):\n        return model(image)\n"
+    (root / "detect.py").write_text(text, encoding="utf-8")
+    result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+    return [f.rule for f in result.findings if f.rule == "CA014"]
+
+
+def test_a_cuda_autocast_that_asks_for_fp32_is_no_finding(tmp_path: Path) -> None:
+    """Audit W (T2I-Adapter): an fp32 island is what a TPU region computes anyway."""
+    assert autocast_rules(tmp_path, "torch.float32") == []
+
+
+def test_a_cuda_autocast_that_asks_for_half_precision_is_reported(tmp_path: Path) -> None:
+    """Adversarial: the same call asking for fp16 (or a dtype held in a variable)."""
+    assert autocast_rules(tmp_path, "torch.float16") == ["CA014"]
+    assert autocast_rules(tmp_path, "self.dtype") == ["CA014"]
