@@ -1,5 +1,6 @@
-"""What audit W (docs/audits/audit-w.md) judged wrong, each with a probe that fails on the
-commit it audited (32b6712) and a look-alike that must keep its judgement."""
+"""What audit W (docs/audits/audit-w.md) and blind set 16 found wrong, each with a probe
+that fails on the commit audit W judged (32b6712) or on the model blind set 16 measured
+(61c72f9), and a look-alike that must keep its judgement."""
 
 from __future__ import annotations
 
@@ -100,3 +101,58 @@ def test_a_cuda_autocast_that_asks_for_half_precision_is_reported(tmp_path: Path
     """Adversarial: the same call asking for fp16 (or a dtype held in a variable)."""
     assert autocast_rules(tmp_path, "torch.float16") == ["CA014"]
     assert autocast_rules(tmp_path, "self.dtype") == ["CA014"]
+
+
+LOADER = """\
+import pathlib
+
+from torch.utils import cpp_extension
+
+
+def load():
+    here = pathlib.Path(__file__).parent.absolute()
+    sources = [here / "act.cpp", here / "act_cuda.cu"]
+    return cpp_extension.load(name="act_ext", sources=sources)
+"""
+
+KERNEL = """\
+#include <cuda_runtime.h>
+
+__global__ void act_kernel(float* out, const float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = x[i] > 0.f ? x[i] : 0.f;
+}
+
+void act_forward(float* out, const float* x, int n) {
+    act_kernel<<<(n + 255) / 256, 256>>>(out, x, n);
+}
+"""
+
+
+def kernel_rows(root: Path, model: str) -> set[tuple[str, str, bool]]:
+    files = {
+        "voc/__init__.py": "",
+        "voc/model.py": model,
+        "voc/ops/__init__.py": "",
+        "voc/ops/load.py": LOADER,
+        "voc/ops/act.py": "from voc.ops import load\n\next = load.load()\n",
+        "voc/ops/act.cpp": "#include <torch/extension.h>\n",
+        "voc/ops/act_cuda.cu": KERNEL,
+    }
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
+    result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+    return {(f.rule, f.severity, f.guarded) for f in result.findings if f.path == "voc/ops/act_cuda.cu" and f.rule == "CK003"}
+
+
+def test_a_jit_build_in_a_module_loaded_by_choice_keeps_its_kernel_optional(tmp_path: Path) -> None:
+    """Blind set 16 (BigVGAN, in sample): the loader builds `here / "act_cuda.cu"`; its
+    module is imported only under `if use_kernel:`, so the kernel is not the main path."""
+    model = "def build(use_kernel=False):\n    if use_kernel:\n        from voc.ops.act import ext\n\n        return ext\n    return None\n"
+    assert kernel_rows(tmp_path, model) == {("CK003", "minor", True)}
+
+
+def test_a_jit_build_the_product_always_loads_keeps_its_kernel_a_blocker(tmp_path: Path) -> None:
+    """Adversarial: the same build imported unconditionally is the main path."""
+    assert kernel_rows(tmp_path, "from voc.ops.act import ext\n") == {("CK003", "blocker", False)}

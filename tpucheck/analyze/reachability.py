@@ -288,7 +288,10 @@ def reachability_of(
         evidence[name] = Reason("fallback.optional-module", f"the extension `{name}` is only imported inside a try, a function or TYPE_CHECKING")
     native_files = list(native_files)
     twins = _wired_twins(native_files, read_native, judgement)
-    dispatched, loaders, built_optionally = _device_dispatched(product, native_files, facts, {name: evidence[name] for name in ext_optional}, frozenset(ext_required))
+    optional_modules = {path: evidence[path] for path in optional_files if path in evidence}
+    dispatched, loaders, built_optionally = _device_dispatched(
+        product, native_files, facts, {name: evidence[name] for name in ext_optional}, frozenset(ext_required), optional_modules
+    )
     for path, reason in (*loaders.items(), *built_optionally.items()):
         evidence.setdefault(path, reason)
     native_optional = set(loaders)
@@ -431,13 +434,18 @@ def _device_dispatched(
     facts: Callable[[str], ImportFacts | None],
     optional_extensions: dict[str, Reason],
     required_extensions: frozenset[str],
+    optional_modules: dict[str, Reason] | None = None,
 ) -> tuple[dict[str, Reason], dict[str, Reason], dict[str, Reason]]:
     """Native sources that the product builds only under a device test (`analyze/dispatch.py`)
     or only into an extension the product imports optionally (`try: from . import ext_cuda /
     except ImportError: ext_cuda = load(...)`), and the product's JIT loaders that every
     caller reaches only under a device test; and the names of such optional builds (the
     build call's own finding is judged by them). A source some other build names plainly,
-    or a loader one caller reaches without the test, keeps its weight."""
+    or a loader one caller reaches without the test, keeps its weight. A build in a module
+    the product only imports optionally (`optional_modules`, the import graph's evidence)
+    compiles its sources only on that path (blind set 16: BigVGAN's `load.py`, imported
+    through a module loaded under `if use_cuda_kernel:`, builds from `srcpath / "op.cu"`)."""
+    optional_modules = optional_modules or {}
     natives = sorted(native_files)
     native_set = frozenset(natives)
     gated: dict[str, Reason] = {}
@@ -453,6 +461,7 @@ def _device_dispatched(
         folder = path.rpartition("/")[0]
         for build in known.jit_builds:
             by_callee.setdefault(build.callee, []).append((path, build))
+            why: Reason | None
             if build.guard:
                 why = Reason("fallback.device-dispatch", f"{path}:{build.line} builds it only under {build.guard}; other devices run the code after it")
             elif build.target in optional_extensions:
@@ -460,7 +469,7 @@ def _device_dispatched(
             elif build.opt_in and build.target not in required_extensions:
                 why = Reason("fallback.opt-in-build", f"{path}:{build.line} builds it only under {build.opt_in}, off unless the environment sets it")
             else:
-                why = None
+                why = optional_modules.get(path)
             if why is not None and build.name and not build.guard:
                 built_optionally.setdefault(build.name, why)
             for source in build.sources:
