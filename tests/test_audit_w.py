@@ -156,3 +156,21 @@ def test_a_jit_build_in_a_module_loaded_by_choice_keeps_its_kernel_optional(tmp_
 def test_a_jit_build_the_product_always_loads_keeps_its_kernel_a_blocker(tmp_path: Path) -> None:
     """Adversarial: the same build imported unconditionally is the main path."""
     assert kernel_rows(tmp_path, "from voc.ops.act import ext\n") == {("CK003", "blocker", False)}
+
+
+def test_an_import_whose_module_not_found_handler_raises_is_required() -> None:
+    """Blind set 16 (MaskDINO, in sample): `except ModuleNotFoundError: raise
+    ModuleNotFoundError(how_to_build)` keeps no path without the extension; the import
+    graph read it as optional because only `ImportError` handlers were read."""
+    from tpucheck.analyze.imports import scan_imports
+
+    raising = "try:\n    import ext_cuda as E\nexcept ModuleNotFoundError as e:\n    msg = (\n        'build it'\n    )\n    raise ModuleNotFoundError(msg)\n"
+    assert [(i.module, i.conditional) for i in scan_imports(raising)] == [("ext_cuda", False)]
+
+
+def test_an_import_whose_module_not_found_handler_binds_none_stays_optional() -> None:
+    """Adversarial: the same handler binding a placeholder leaves a path without it."""
+    from tpucheck.analyze.imports import scan_imports
+
+    placeholder = "try:\n    import ext_cuda as E\nexcept ModuleNotFoundError:\n    E = None\n"
+    assert [(i.module, i.conditional) for i in scan_imports(placeholder)] == [("ext_cuda", True)]

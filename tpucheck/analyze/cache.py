@@ -55,7 +55,7 @@ from tpucheck.ruleset.store import code_digest, user_cache_dir
 CACHE_DIRNAME = ".tpucheck_cache"
 """Discovery never walks into a directory of this name (`ALWAYS_SKIPPED_DIRS`)."""
 
-LAYOUT = "v15"
+LAYOUT = "v16"
 """Bump when the entry format changes: old entries then live in a directory nobody reads."""
 
 MAX_ENTRY_BYTES = 32 * 1024 * 1024

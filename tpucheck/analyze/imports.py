@@ -156,7 +156,7 @@ def scan_imports(text: str) -> list[Import]:
                 kind = "try"
             if kind == "try":
                 tries[indent] = ([], set())
-            elif kind == "except" and indent in tries and ("ImportError" in stripped or stripped.rstrip(":").strip() == "except"):
+            elif kind == "except" and indent in tries and ("ImportError" in stripped or "ModuleNotFoundError" in stripped or stripped.rstrip(":").strip() == "except"):
                 handler = (indent, *tries[indent])
             blocks.append((indent, kind))
             continue
