@@ -174,3 +174,23 @@ def test_an_import_whose_module_not_found_handler_binds_none_stays_optional() ->
 
     placeholder = "try:\n    import ext_cuda as E\nexcept ModuleNotFoundError:\n    E = None\n"
     assert [(i.module, i.conditional) for i in scan_imports(placeholder)] == [("ext_cuda", True)]
+
+
+def archive_rows(root: Path, body: str) -> set[tuple[int, str]]:
+    (root / "load.py").write_text("import torch\n\n\ndef load(path, device):\n" + body, encoding="utf-8")
+    result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+    return {(f.span.line, f.severity) for f in result.findings if f.rule == "DP017"}
+
+
+def test_an_archive_read_for_its_weights_is_no_torchscript_finding(tmp_path: Path) -> None:
+    """Blind set 17 (AudioLDM's vendored CLIP loader): the archive gives its state_dict to
+    an eager model unless a flag asks for the scripted graph."""
+    body = "    model = torch.jit.load(path, map_location='cpu').eval()\n    return build(model.state_dict()).to(device)\n"
+    assert archive_rows(tmp_path, body) == set()
+
+
+def test_an_archive_that_runs_is_a_torchscript_finding(tmp_path: Path) -> None:
+    """Adversarial: the loaded graph itself is moved to the device and run (chai-lab), and
+    a `state_dict()` of another name does not count."""
+    body = "    trunk = torch.jit.load(path, map_location='cpu').to(device)\n    other.state_dict()\n    return trunk(x)\n"
+    assert archive_rows(tmp_path, body) == {(5, "major")}

@@ -228,7 +228,8 @@ class Rule:
     (rules/op-status.json); tests hold the two together."""
     unless: str | None = None
     """"guard": not reported inside the condition of a CUDA guard or test skip (the
-    availability check that keeps a fallback is not itself work to do)."""
+    availability check that keeps a fallback is not itself work to do); "host", "copy",
+    "weights": see rules.schema.json."""
     installs_on_tpu: bool = False
     """For a package rule: the package installs and imports on a TPU host (DeepSpeed,
     bitsandbytes, Triton), so a manifest that lists it blocks nothing; its use in code is

@@ -89,6 +89,9 @@ class Hit:
     copy: bool = False
     """A cast undone at once (`m.half().float()`) or made on a copy (`deepcopy(m).half()`):
     what is computed keeps its dtype (`unless: copy`)."""
+    weights: bool = False
+    """A loaded archive the same function reads `state_dict()` from: a container of weights
+    for an eager model (`unless: weights`); set after the hit, when the read is met."""
 
     @property
     def guarded(self) -> bool:
@@ -143,6 +146,8 @@ class BaseWalker:
         """Module-level functions that only return host data."""
         self.copies: set[int] = set()
         """Ids of cast calls whose result is cast back at once or that cast a copy (`Hit.copy`)."""
+        self.archives: dict[tuple[tuple[str, ...], str], list[Hit]] = {}
+        """(function, name) -> the `unless: weights` hits of the load bound to that name."""
         self.flags: set[str] = set()
         """Names this module sets from an import attempt or an availability check."""
         self.options: dict[str, str] = {}

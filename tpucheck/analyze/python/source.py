@@ -169,7 +169,7 @@ def _matches(text: str, module: cst.Module, index: PythonIndex, path: str = "", 
             end_column = _shifted(shifts, end_line, end_column)
         rule = hit.rule_matcher[0]
         rule_id = rule.id
-        if hit.on_host or (hit.guard_test and rule.unless == "guard") or (hit.copy and rule.unless == "copy"):
+        if hit.on_host or (hit.guard_test and rule.unless == "guard") or (hit.copy and rule.unless == "copy") or (hit.weights and rule.unless == "weights"):
             continue
         matcher = hit.rule_matcher[1]
         if matcher.files and not path_matches(path, matcher.files):

@@ -124,6 +124,10 @@ class Walker(StatementWalker):
                 method = func.attr.value
                 if method in _CASTS:
                     self.note_copy(node, func)
+                elif method == "state_dict" and isinstance(func.value, cst.Name) and self.archives:
+                    # `model.state_dict()` of an archive loaded above: its weights, not its graph
+                    for loaded in self.archives.get((self.frame.functions, func.value.value), ()):
+                        loaded.weights = True
                 rule_matchers = index.method.lookup(method)
                 if rule_matchers and hostdata.other_device_receiver(self, func.value):
                     rule_matchers = ()  # `torch.npu.current_stream().wait_stream(s)`: not CUDA's
