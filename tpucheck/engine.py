@@ -557,8 +557,9 @@ def assemble(
     tree = tree or TreeFacts()
     rules = ruleset.by_id()
     roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files)
-    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks,
-                          trains=("training" in frozenset().union(*tree.workloads.values())) if tree.workloads else None)
+    placement = Placement(
+        roles, tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains
+    )
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)

@@ -60,6 +60,12 @@ class TreeFacts:
     """Availability checks the project defines (`name()` -> the first module defining it,
     `ImportFacts.checks`): a test of a call of one elsewhere is a CUDA or package test."""
 
+    @property
+    def trains(self) -> bool | None:
+        """Whether any product file shows a training step; None when no workload was read
+        (the tree was not read, or the product has no model)."""
+        return any("training" in kinds for kinds in self.workloads.values()) if self.workloads else None
+
     def workloads_of(self, paths: Iterable[str]) -> tuple[str, ...]:
         found = set().union(*(self.workloads.get(p, frozenset()) for p in paths))
         return tuple(w for w in ("training", "inference") if w in found)

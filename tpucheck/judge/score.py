@@ -551,4 +551,3 @@ def _plan(split: list[Share], model: Model, total: float) -> tuple[PlanItem, ...
 
 def _sort_key(share: Share) -> tuple[object, ...]:
     return share.finding.sort_key() if share.finding is not None else ()
-

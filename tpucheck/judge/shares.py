@@ -4,6 +4,7 @@ in full once and as a copy elsewhere, without a finding added ever lowering a to
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tpucheck.findings import Finding
@@ -35,26 +36,29 @@ def keep_heaviest(shares: list[Share], copy: float, groups: list[list[list[int]]
     tests/test_score_properties.py)."""
     out = list(shares)
     for group in groups:
-        # An info finding's hours are not validated (Model.validation in judge/score.py): were it to lead the
-        # hours, the validated hours of the unit it displaced would fall. It keeps its
-        # own price and takes no part.
-        units = [unit for unit in ([at for at in unit if not is_info(shares[at])] for unit in group) if unit]
+        # An info finding's hours are not validated (Model.validation, judge/score.py):
+        # were it to lead the hours, the validated hours of the unit it displaced would
+        # fall. It keeps its own price and takes no part.
+        units = [unit for unit in ([at for at in unit if not _is_info(shares[at])] for unit in group) if unit]
         if len(units) < 2:
             continue
-        measures = [(lambda s: s.low), (lambda s: s.high), (lambda s: s.cost)]
-        full = [max(range(len(units)), key=lambda u: (sum(m(shares[at]) for at in units[u]), -u)) for m in measures]
+        full = [max(range(len(units)), key=lambda u: (sum(measure(shares[at]) for at in units[u]), -u)) for measure in _MEASURES]
         for index, unit in enumerate(units):
             low, high, cost = (1.0 if index == keep else copy for keep in full)
             for at in unit:
-                out[at] = scaled(shares[at], low, high, cost)
+                out[at] = _scaled(shares[at], low, high, cost)
     return out
 
 
-def is_info(share: Share) -> bool:
+_MEASURES: tuple[Callable[[Share], float], ...] = (lambda s: s.low, lambda s: s.high, lambda s: s.cost)
+"""What "heaviest" is taken by, each apart: low hours, high hours, cost."""
+
+
+def _is_info(share: Share) -> bool:
     return share.finding is not None and share.finding.severity == "info"
 
 
-def scaled(share: Share, low: float, high: float, cost: float) -> Share:
+def _scaled(share: Share, low: float, high: float, cost: float) -> Share:
     """The share with its hours and its cost scaled apart: the weight carries the cost's
     factor, so cost = (low + high) / 2 x weight stays true."""
     hours = share.low * low + share.high * high

@@ -52,7 +52,7 @@ def placeholders(handler: cst.ExceptHandler | cst.ExceptStarHandler, names: Name
         if not isinstance(line, cst.SimpleStatementLine):
             return frozenset()
         for small in line.body:
-            if isinstance(small, cst.Pass) or (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and quiet_call(small.value, names)):
+            if _passes_or_reports(small, names):
                 continue
             if not (isinstance(small, cst.Assign) and _all_none(small.value)):
                 return frozenset()
@@ -151,12 +151,10 @@ def _broad_import_catch(handler: cst.ExceptHandler | cst.ExceptStarHandler, body
         if not isinstance(statement, cst.SimpleStatementLine):
             return False
         for small in statement.body:
-            if isinstance(small, (cst.Import, cst.ImportFrom, cst.Pass)):
+            if isinstance(small, (cst.Import, cst.ImportFrom)) or _passes_or_reports(small, names):
                 continue
             if isinstance(small, cst.Assign) and isinstance(small.value, (cst.Name, cst.SimpleString, cst.Integer)):
                 continue  # a flag (`HAS_X = True`) or a constant
-            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and quiet_call(small.value, names):
-                continue
             return False
     return True
 
@@ -166,18 +164,15 @@ def _swallows(statement: cst.Try, broad: frozenset[str], names: Names) -> bool:
     only passes or reports: nothing in it reaches the outer handler, so it is a probe (of
     the package's version, of its compiled library), not code the outer catch guards."""
     return any(
-        (handler.type is None or _catches(handler, broad)) and _quiet_body(handler.body.body, names) for handler in statement.handlers
+        (handler.type is None or _catches(handler, broad))
+        and all(isinstance(line, cst.SimpleStatementLine) and all(_passes_or_reports(small, names) for small in line.body) for line in handler.body.body)
+        for handler in statement.handlers
     )
 
 
-def _quiet_body(lines: Sequence[cst.BaseStatement] | Sequence[cst.BaseSmallStatement], names: Names) -> bool:
-    for line in lines:
-        if not isinstance(line, cst.SimpleStatementLine):
-            return False
-        for small in line.body:
-            if not (isinstance(small, cst.Pass) or (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and quiet_call(small.value, names))):
-                return False
-    return True
+def _passes_or_reports(small: cst.BaseSmallStatement, names: Names) -> bool:
+    """`pass`, or a report (print, a warning, a log line): a statement that fails nothing."""
+    return isinstance(small, cst.Pass) or (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and quiet_call(small.value, names))
 
 
 def _catches(handler: cst.ExceptHandler | cst.ExceptStarHandler, exceptions: frozenset[str]) -> bool:

@@ -387,9 +387,10 @@ class StatementWalker(BaseWalker):
             context = context or hostdata.assignment_context(self, target.target)
         before = len(self.hits)
         self.walk(node.value, context)
-        loads = [h for h in self.hits[before:] if h.rule_matcher[0].unless == "weights"]
-        if loads and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            self.archives[(self.frame.functions, node.targets[0].target.value)] = loads
+        if len(self.hits) > before and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            loads = [h for h in self.hits[before:] if h.rule_matcher[0].unless == "weights"]
+            if loads:
+                self.archives[(self.frame.functions, node.targets[0].target.value)] = loads
         self.bind_targets([t.target for t in node.targets], node.value)
         for target in node.targets:
             self.bind_host(target.target, node.value)
