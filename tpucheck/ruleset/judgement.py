@@ -78,6 +78,9 @@ class Guards:
     """Options of public APIs, off unless asked for, by name: their documented defaults."""
     known_counts: frozenset[str] = frozenset()
     """Fields of public APIs that hold the number of CUDA devices (`TrainingArguments.n_gpu`)."""
+    half_dtypes: frozenset[str] = frozenset()
+    """Half-precision dtypes: a cast under a test that an operand already has one follows
+    that operand's dtype (`unless: copy`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,6 +263,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         option_defaults=frozenset(guards_raw.get("option_defaults", ())),
         known_options={str(k): str(v) for k, v in guards_raw.get("known_options", {}).items()},
         known_counts=frozenset(guards_raw.get("known_counts", ())),
+        half_dtypes=frozenset(guards_raw.get("half_dtypes", ())),
     )
     other = raw.get("other_accelerators", {})
     if other:

@@ -528,3 +528,28 @@ def host_annotation(names: Names, annotation: cst.BaseExpression) -> bool:
         annotation = annotation.value
     qualified = names.qualified(annotation)
     return qualified is not None and qualified in names.index.host_annotations
+
+
+def tests_half_dtype(names: Names, test: cst.BaseExpression) -> bool:
+    """`if x.dtype == torch.float16:` (`is`, `in (torch.float16, ...)`, either side, or one
+    side of an `and`): the branch runs only where an operand is already half precision, so a
+    cast to fp16 in it follows that operand's dtype instead of choosing fp16."""
+    if isinstance(test, cst.BooleanOperation):
+        return isinstance(test.operator, cst.And) and (tests_half_dtype(names, test.left) or tests_half_dtype(names, test.right))
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    comparison = test.comparisons[0]
+    if not isinstance(comparison.operator, (cst.Equal, cst.Is, cst.In)):
+        return False
+    half = names.index.guards.half_dtypes
+
+    def is_half(node: cst.BaseExpression) -> bool:
+        if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+            return any(is_half(element.value) for element in node.elements)
+        return names.qualified(node) in half
+
+    def is_dtype(node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.Attribute) and node.attr.value == "dtype"
+
+    left, right = test.left, comparison.comparator
+    return (is_dtype(left) and is_half(right)) or (not isinstance(comparison.operator, cst.In) and is_dtype(right) and is_half(left))

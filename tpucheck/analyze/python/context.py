@@ -90,6 +90,9 @@ class Frame(NamedTuple):
     (`guards.output_calls`): a copy to the host there is output, not a step's sync."""
     default: bool = False
     """In a parameter's default value: callers override it."""
+    follows_half: bool = False
+    """In the body of `if x.dtype == torch.float16:`: a cast to fp16 there follows an
+    operand already in fp16 (`Hit.copy`)."""
     storing: bool = False
     """Walking an attribute assignment target: attribute matchers look for reads only."""
     role: RoleMark | None = None

@@ -87,8 +87,9 @@ class Hit:
     fatal: bool = False
     """In a check that stops the program without CUDA (`Frame.fatal`)."""
     copy: bool = False
-    """A cast undone at once (`m.half().float()`) or made on a copy (`deepcopy(m).half()`):
-    what is computed keeps its dtype (`unless: copy`)."""
+    """A cast undone at once (`m.half().float()`), made on a copy (`deepcopy(m).half()`) or
+    following an operand already in fp16 (`if x.dtype == torch.float16:`): what is computed
+    keeps its dtype (`unless: copy`)."""
     weights: bool = False
     """A loaded archive the same function reads `state_dict()` from: a container of weights
     for an eager model (`unless: weights`); set after the hit, when the read is met."""
@@ -222,7 +223,7 @@ class BaseWalker:
             Hit(
                 rule_matcher, node, frame.guard, detail, start, frame.in_loop, frame.functions, frame.decorators,
                 frame.guard_test, frame.periodic, frame.role, on_host, frame.report, frame.default, frame.output, frame.fatal,
-                id(node) in self.copies,
+                id(node) in self.copies or frame.follows_half,
             )
         )
 

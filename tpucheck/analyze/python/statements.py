@@ -111,7 +111,8 @@ class StatementWalker(BaseWalker):
         before = len(self.hits)
         narrowed = hostdata.host_narrowed(self, node.test)
         host = outer.host | narrowed if narrowed else outer.host  # `if isinstance(x, np.ndarray):`
-        with self.enter(guard=body_guard, guard_test=False, periodic=outer.periodic or conditions.is_periodic(node.test), role=role, host=host):
+        follows_half = outer.follows_half or conditions.tests_half_dtype(self, node.test)
+        with self.enter(guard=body_guard, guard_test=False, periodic=outer.periodic or conditions.is_periodic(node.test), role=role, host=host, follows_half=follows_half):
             self.walk(node.body)
         middle = len(self.hits)
         if node.orelse is not None:
