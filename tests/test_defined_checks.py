@@ -12,6 +12,7 @@ from tpucheck.engine import ScanOptions, scan
 from tpucheck.ruleset import load_ruleset
 
 RULESET = load_ruleset()
+CALLS = RULESET.judgement.guards.availability_calls
 
 MANAGER = """\
 import torch
@@ -84,15 +85,27 @@ def rows(root: Path, check: str = "fast_attention_on", probe: str = "pass", hand
 
 
 def test_the_module_lists_the_checks_its_returns_make() -> None:
-    assert availability_checks(MANAGER.format(probe="pass")) == ("fast_attention_on", "fast_vae_on")
+    assert availability_checks(MANAGER.format(probe="pass"), CALLS) == ("fast_attention_on", "fast_vae_on")
 
 
 def test_a_function_returning_a_plain_setting_is_no_check() -> None:
     """Adversarial: `configured()` returns a module constant no import attempt sets, and a
     function with a truthy return outside the flag is no check either."""
     text = "try:\n    import apex\n    HAS = True\nexcept ImportError:\n    HAS = False\n\n\ndef mixed():\n    if HAS:\n        return True\n    return 1\n\n\ndef takes(x):\n    return HAS\n"
+    assert availability_checks(text, CALLS) == ()
+    assert "configured" not in availability_checks(MANAGER.format(probe="pass"), CALLS)
+
+
+def test_the_cuda_queries_a_check_returns_are_the_judgements_availability_calls() -> None:
+    """Which calls ask for CUDA is data (judgement.yaml `guards.availability_calls`), read
+    past the root whatever its alias; without that list no call is known to ask."""
+    text = (
+        "import torch as th\n\n\ndef gpu_ok():\n    return th.cuda.is_available()\n\n\n"
+        "def nccl_ok():\n    return th.distributed.is_nccl_available()\n\n\n"
+        "def sized():\n    return th.cuda.device_count()\n"
+    )
+    assert availability_checks(text, CALLS) == ("gpu_ok", "nccl_ok")
     assert availability_checks(text) == ()
-    assert "configured" not in availability_checks(MANAGER.format(probe="pass"))
 
 
 def test_a_call_of_a_check_defined_elsewhere_guards_its_branches(tmp_path: Path) -> None:

@@ -115,7 +115,8 @@ def analyze_file(
     if in_import_graph(source):
         # The import graph reads even a file the analysis could not decode, as best it can.
         markers = context.ruleset.judgement.training_markers
-        result.imports = import_facts(text, markers) if text is not None else facts_of_bytes(data, markers)
+        queries = context.ruleset.judgement.guards.availability_calls
+        result.imports = import_facts(text, markers, queries) if text is not None else facts_of_bytes(data, markers, queries)
     if cache is not None and key is not None:
         cache.store(key, result)
     return result
@@ -384,7 +385,7 @@ def _compute_tree_facts(
                 return hit.imports
         try:
             with open(source.abspath, "rb") as handle:
-                return facts_of_bytes(handle.read(), markers)
+                return facts_of_bytes(handle.read(), markers, judgement.guards.availability_calls)
         except OSError:
             return None
 

@@ -21,13 +21,15 @@ import ast
 import re
 
 _CUE = re.compile(r"^def [A-Za-z_]\w*\(\s*\)", re.MULTILINE)
-_SOURCE = re.compile(r"try:[ \t]*(?:#[^\n]*)?\n[ \t]*(?:from|import)[ \t]|cuda\.is_(?:available|bf16_supported)\(")
-_CUDA_QUERIES = ("cuda.is_available", "cuda.is_bf16_supported")
+_ATTEMPT = re.compile(r"try:[ \t]*(?:#[^\n]*)?\n[ \t]*(?:from|import)[ \t]")
 
 
-def availability_checks(text: str) -> tuple[str, ...]:
-    """The names of the module's availability checks, in source order."""
-    if _SOURCE.search(text) is None or _CUE.search(text) is None:
+def availability_checks(text: str, availability_calls: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The names of the module's availability checks, in source order. `availability_calls`
+    are the judgement's (`guards.availability_calls`); without imports resolved, a call is
+    known by its dotted text past the root (`cuda.is_available()` of `torch` or `th`)."""
+    queries = tuple(call.split(".", 1)[1] for call in availability_calls if "." in call)
+    if _CUE.search(text) is None or (_ATTEMPT.search(text) is None and not any(query + "(" in text for query in queries)):
         return ()
     try:
         module = ast.parse(text)
@@ -36,7 +38,7 @@ def availability_checks(text: str) -> tuple[str, ...]:
     flags = _import_flags(module.body)
     checks: list[str] = []
     for statement in module.body:
-        if isinstance(statement, ast.FunctionDef) and _no_arguments(statement.args) and _is_check(statement, flags, set(checks)):
+        if isinstance(statement, ast.FunctionDef) and _no_arguments(statement.args) and _is_check(statement, flags, set(checks), queries):
             checks.append(statement.name)
     return tuple(checks)
 
@@ -75,7 +77,7 @@ def _false(node: ast.expr | None) -> bool:
     return node is None or (isinstance(node, ast.Constant) and node.value in (False, None))
 
 
-def _is_check(function: ast.FunctionDef, flags: set[str], checks: set[str]) -> bool:
+def _is_check(function: ast.FunctionDef, flags: set[str], checks: set[str], queries: tuple[str, ...]) -> bool:
     bound: set[str] = set()  # locals bound to a check (`enabled = xformers_enabled()`)
 
     def asks(node: ast.expr) -> bool:
@@ -84,7 +86,8 @@ def _is_check(function: ast.FunctionDef, flags: set[str], checks: set[str]) -> b
         if isinstance(node, ast.Call) and not node.args and not node.keywords:
             if isinstance(node.func, ast.Name) and node.func.id in checks:
                 return True
-            return _dotted(node.func).endswith(_CUDA_QUERIES)
+            dotted = _dotted(node.func)
+            return any(dotted == query or dotted.endswith("." + query) for query in queries)
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
             return any(asks(value) for value in node.values)
         return False

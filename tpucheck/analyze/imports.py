@@ -27,13 +27,13 @@ _IMPORT = re.compile(r"^([ \t]*)(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(.*)
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
 
 
-def import_facts(text: str, training_markers: tuple[str, ...] = ()) -> ImportFacts:
+def import_facts(text: str, training_markers: tuple[str, ...] = (), availability_calls: tuple[str, ...] = ()) -> ImportFacts:
     workloads: tuple[str, ...] = ()
     if "torch" in text:
         workloads = ("training", "inference") if any(marker in text for marker in training_markers) else ("inference",)
     jit_builds, jit_loaders = jit_facts(text)
     builds = tuple(extension_builds(text)) if "Extension" in text else ()
-    return ImportFacts(tuple(scan_imports(text)), builds, workloads, declared_options(text), jit_builds, jit_loaders, availability_checks(text))
+    return ImportFacts(tuple(scan_imports(text)), builds, workloads, declared_options(text), jit_builds, jit_loaders, availability_checks(text, availability_calls))
 
 
 _FIELD = re.compile(r"^[ \t]+([A-Za-z_]\w*)[ \t]*:[^=\n]*=[ \t]*(?:field\(\s*default\s*=\s*)?(True|False|None)\b", re.MULTILINE)
@@ -56,14 +56,14 @@ def declared_options(text: str) -> tuple[tuple[str, bool], ...]:
     return tuple(found)
 
 
-def facts_of_bytes(data: bytes, training_markers: tuple[str, ...] = ()) -> ImportFacts:
+def facts_of_bytes(data: bytes, training_markers: tuple[str, ...] = (), availability_calls: tuple[str, ...] = ()) -> ImportFacts:
     """The facts of a file's bytes: decoded as the analysis decodes Python, or, where that
     fails (a bad encoding, a NUL byte), as UTF-8 with replacement: the graph reads what it can."""
     try:
         text = decode(data, python=True)
     except SourceTextError:
         text = data.decode("utf-8", "replace")
-    return import_facts(text, training_markers)
+    return import_facts(text, training_markers, availability_calls)
 
 
 _BLOCK = re.compile(r"^(async[ \t]+def|def|class|try|except|if|elif|else|for|while|with|async[ \t]+with|async[ \t]+for|finally|match|case)\b")
