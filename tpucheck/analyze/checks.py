@@ -19,17 +19,26 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 
 _CUE = re.compile(r"^def [A-Za-z_]\w*\(\s*\)", re.MULTILINE)
-_ATTEMPT = re.compile(r"try:[ \t]*(?:#[^\n]*)?\n[ \t]*(?:from|import)[ \t]")
+_ATTEMPT = r"try:[ \t]*(?:#[^\n]*)?\n[ \t]*(?:from|import)[ \t]"
+
+
+@lru_cache(maxsize=8)
+def _queries(availability_calls: tuple[str, ...]) -> tuple[tuple[str, ...], re.Pattern[str]]:
+    """The calls' dotted text past the root, and one pattern for a file worth parsing (an
+    import attempt or one of those calls): resolved once per rule set, not per file."""
+    queries = tuple(call.split(".", 1)[1] for call in availability_calls if "." in call)
+    return queries, re.compile("|".join([_ATTEMPT, *(re.escape(query + "(") for query in queries)]))
 
 
 def availability_checks(text: str, availability_calls: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The names of the module's availability checks, in source order. `availability_calls`
     are the judgement's (`guards.availability_calls`); without imports resolved, a call is
     known by its dotted text past the root (`cuda.is_available()` of `torch` or `th`)."""
-    queries = tuple(call.split(".", 1)[1] for call in availability_calls if "." in call)
-    if _CUE.search(text) is None or (_ATTEMPT.search(text) is None and not any(query + "(" in text for query in queries)):
+    queries, source = _queries(availability_calls)
+    if _CUE.search(text) is None or source.search(text) is None:
         return ()
     try:
         module = ast.parse(text)
