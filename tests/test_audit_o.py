@@ -213,6 +213,17 @@ def test_one_value_repeated_across_recipe_configs_is_one_edit() -> None:
     # blind set 12 (map-anything: the same torchrun line in 40 ablation scripts): launch scripts too
     line = "torchrun --nproc_per_node ${NUM_GPUS} \\"
     assert hours([nccl(f"bash_scripts/train/a{n}.sh", line) for n in range(4)]) == round(one * (1 + 3 * 0.1), 6)
+    # blind set 18 (Torch-Pruning: `python -m torch.distributed.launch` in twelve scripts with
+    # other process counts, ports and models): one command, whatever its arguments
+    varied = [
+        f"OMP_NUM_THREADS=4 python -m torch.distributed.launch --nproc_per_node={n} --master_port 181{n} --use_env main.py --model m{n}"
+        for n in range(4)
+    ]
+    assert hours([nccl(f"scripts/p{n}.sh", v) for n, v in enumerate(varied)]) == round(one * (1 + 3 * 0.1), 6)
+    # adversarial: other commands are other edits, and in a structured config the value counts
+    others = ["torchrun --nproc_per_node=8 a.py", "python -m torch.distributed.run b.py", "deepspeed c.py"]
+    assert hours([nccl(f"scripts/q{n}.sh", v) for n, v in enumerate(others)]) == round(3 * one, 6)
+    assert hours([nccl(f"options/p{n}.yml", v) for n, v in enumerate(varied[:2])]) == round(2 * one, 6)
 
 
 def test_a_report_beside_the_import_in_the_try_is_still_an_import_attempt(tmp_path: Path) -> None:

@@ -391,3 +391,60 @@ def test_a_call_into_the_projects_own_extension_is_priced_with_its_kernels(tmp_p
     hours = {s.finding.path: (s.low, s.high) for s in shares if s.finding is not None and s.finding.rule == "CK010"}
     # the foreign library a full unit (4-40 h), the project's own binding a tenth of one
     assert hours == {"other/__init__.py": (4.0, 40.0), "conv/__init__.py": (pytest.approx(0.4), pytest.approx(4.0))}
+
+
+COPY_TREE = {
+    "app/__init__.py": "",
+    "app/gui/__init__.py": "",
+    "app/gui/seg/__init__.py": "",
+    "app/gui/seg/controller.py": "from .model.net import Net\n",
+    "app/gui/seg/model/__init__.py": "",
+    "app/gui/seg/model/net.py": "import torch\n\nclass Net(torch.nn.Module):\n    pass\n",
+    "app/gui/seg/model/syncbn/__init__.py": "",
+    "app/gui/seg/model/syncbn/nn.py": "from isegm.model.syncbn.functional import batchnorm_sync\n",
+    "app/gui/seg/model/syncbn/functional/__init__.py": "from .ops import batchnorm_sync\n",
+    "app/gui/seg/model/syncbn/functional/ops.py": TRITON_KERNEL,
+    "run_gui.py": "from app.gui.seg.controller import Net\n",
+}
+
+
+def test_a_copied_package_nothing_imports_is_not_an_entry_point(tmp_path: Path) -> None:
+    # Blind set 18 (XMem): a SyncBN package copied from `isegm` into the GUI's folder keeps
+    # `from isegm.model.syncbn...` imports; nothing imports it. Its kernel is off the main path.
+    write(tmp_path, COPY_TREE)
+    assert kernels(tmp_path) == [("CK004", "app/gui/seg/model/syncbn/functional/ops.py", 5, 2, "minor", True)]
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    (kernel,) = [f for f in result.findings if f.inventory == "kernel"]
+    assert kernel.because[0].to_dict() == {
+        "rule": "fallback.vendored-copy",
+        "evidence": "a copy of `isegm` (app/gui/seg/model/syncbn/nn.py imports `isegm.model.syncbn.functional.batchnorm_sync`) that nothing in the product imports",
+    }
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # the product imports the copy's module: it runs
+        {"app/gui/seg/controller.py": "from .model.net import Net\nfrom .model.syncbn.nn import batchnorm_sync\n"},
+        # `isegm` is imported outside the tree too: a package the product installs, not a copy
+        {"app/train.py": "import isegm\n"},
+        # the tail names no module of the importer's own tree
+        {"app/gui/seg/model/syncbn/nn.py": "from isegm.other.syncbn.functional import batchnorm_sync\n"},
+    ],
+)
+def test_what_is_no_unimported_copy_keeps_its_kernel(tmp_path: Path, change: dict[str, str]) -> None:
+    write(tmp_path, {**COPY_TREE, **change})
+    assert kernels(tmp_path) == [("CK004", "app/gui/seg/model/syncbn/functional/ops.py", 5, 2, "blocker", False)]
+
+
+def test_a_copy_at_the_projects_top_is_the_project() -> None:
+    # adversarial: `pkg/models/llama.py` importing `transformers.models.llama` makes no copy
+    # of the whole project (its modules stay entry points)
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/models/__init__.py": "",
+        "pkg/models/llama.py": "from transformers.models.llama import LlamaConfig\n",
+        "pkg/plugin.py": "import conv_cuda\n",
+    }
+    reach = reachability(files, ["pkg/csrc/conv_cuda_kernel.cu"], files.get, supporting_path, JUDGEMENT)
+    assert reach.optional_files == frozenset()

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from tpucheck.analyze.cmake import cmake_builds
+from tpucheck.analyze.copies import copy_of, in_unimported_copy, vendored_copies
+from tpucheck.analyze.import_graph import ImportGraph, module_name
 from tpucheck.analyze.imports import Build, Import, ImportFacts, import_facts, scan_imports
 from tpucheck.findings import JitBuild, Reason
 from tpucheck.ruleset.judgement import Judgement
@@ -31,15 +33,6 @@ __all__ = ["Import", "ImportFacts", "Reachability", "import_resolver", "imported
 _NATIVE = (".cu", ".cuh")
 GUARDED_MODULE = "fallback.guarded-module"
 """The evidence rule of a module every importer loads under a try or an if."""
-
-
-def module_name(path: str) -> str:
-    """`pkg/sub/mod.py` -> `pkg.sub.mod`; `pkg/__init__.py` -> `pkg`."""
-    stem = path[: -len(".pyi")] if path.endswith(".pyi") else path[: -len(".py")]
-    parts = stem.split("/")
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,78 +61,10 @@ class Reachability:
         return self.evidence.get(key)
 
 
-class _Graph:
-    def __init__(self, modules: dict[str, str]) -> None:
-        self.modules = modules  # dotted name -> path
-        self._absolute: dict[tuple[str, str], list[str]] = {}  # (importer's folder, module) -> targets
-        self._packages: dict[str, list[str]] = {}
-        self._global: dict[str, list[str]] = {}  # absolute module name -> targets, folder aside
-        self.by_suffix: dict[str, list[str]] = {}
-        for dotted in modules:
-            parts = dotted.split(".")
-            for start in range(1, len(parts) - 1):
-                self.by_suffix.setdefault(".".join(parts[start:]), []).append(dotted)
-
-    def resolve(self, importer: str, imp: Import) -> list[str]:
-        """Project modules the import runs (the target and its packages), or [] for a
-        module from outside the project."""
-        name = imp.module
-        if not imp.level:  # the same for every module of a folder: asked once per folder
-            folder = self.modules.get(importer, "").rpartition("/")[0].replace("/", ".")
-            known = self._absolute.get((folder, name))
-            if known is None:
-                known = self._absolute[(folder, name)] = self._resolve(folder, imp)
-            return known
-        return self._resolve("", imp, importer)
-
-    def _resolve(self, folder: str, imp: Import, importer: str = "") -> list[str]:
-        name = imp.module
-        if imp.level:
-            package = importer.split(".")
-            is_package = self.modules.get(importer, "").endswith("__init__.py")
-            package = package if is_package else package[:-1]
-            if imp.level - 1 > len(package):
-                return []
-            package = package[: len(package) - (imp.level - 1)]
-            name = ".".join([*package, name]) if name else ".".join(package)
-            return self._first((name, name.rpartition(".")[0]), relative=True)
-        if folder:
-            # A module beside the importer (`import kernels` from a script's folder, or
-            # after `sys.path.append(dirname(__file__))`) shadows anything installed.
-            beside = self._first((f"{folder}.{name}", f"{folder}.{name.rpartition('.')[0]}" if "." in name else ""), relative=False)
-            if beside:
-                return beside
-        known = self._global.get(name)
-        if known is None:  # the same for every importer: asked once per name
-            known = self._global[name] = self._first((name, name.rpartition(".")[0]), relative=False)
-        return known
-
-    def _first(self, candidates: tuple[str, str], *, relative: bool) -> list[str]:
-        """The first candidate that is a project module (an absolute one may also be the
-        tail of a deeper module's name, when at most three modules end so)."""
-        for candidate in candidates:
-            if not candidate:
-                continue
-            if candidate in self.modules:
-                return self._with_packages(candidate)
-            if not relative and "." in candidate:
-                found = self.by_suffix.get(candidate, [])
-                if 0 < len(found) <= 3:
-                    return [p for f in found for p in self._with_packages(f)]
-        return []
-
-    def _with_packages(self, dotted: str) -> list[str]:
-        found = self._packages.get(dotted)
-        if found is None:
-            parts = dotted.split(".")
-            found = self._packages[dotted] = [".".join(parts[:n]) for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in self.modules]
-        return found
-
-
 def import_resolver(python_files: Iterable[str]) -> Callable[[str, Import], str | None]:
     """The project path an import in a given file names (the target module, not its
     packages), or None for a module from outside the project."""
-    graph = _Graph({module_name(p): p for p in sorted(python_files)})
+    graph = ImportGraph({module_name(p): p for p in sorted(python_files)})
     dotted_of = {path: dotted for dotted, path in graph.modules.items()}
 
     def resolve(importer: str, imp: Import) -> str | None:
@@ -153,7 +78,7 @@ def imported_by(python_files: Iterable[str], facts: Callable[[str], ImportFacts 
     """Project modules that a module `importers` accepts imports (at its top, in a function
     or under a choice: any import runs the target on some path), each with its first such
     importer, in path order."""
-    graph = _Graph({module_name(p): p for p in sorted(python_files)})
+    graph = ImportGraph({module_name(p): p for p in sorted(python_files)})
     out: dict[str, str] = {}
     for dotted, path in graph.modules.items():
         if not importers(path) or (known := facts(path)) is None:
@@ -200,7 +125,7 @@ def reachability_of(
     count either way.
     """
     product = sorted(p for p in python_files if not supporting(p))
-    graph = _Graph({module_name(p): p for p in product})
+    graph = ImportGraph({module_name(p): p for p in product})
     edges: dict[str, list[tuple[str, bool]]] = {m: [] for m in graph.modules}
     imported: set[str] = set()
     external: dict[str, list[tuple[str, bool]]] = {}  # last component -> (importer, conditional)
@@ -242,6 +167,7 @@ def reachability_of(
                 imported.add(targets[0])
                 if not imp.level and "." in targets[0] and (imp.module == targets[0] or imp.module.startswith(targets[0] + ".")):
                     by_path.add(targets[0])
+    copies = vendored_copies(graph, facts, edges, imported) if judgement.vendored_copies else {}
     for path in sorted(cmake_files):
         # a CMake-built extension (`cuda_add_library(vptq ...)`, loaded as `vptq.libvptq`)
         if supporting(path):
@@ -258,7 +184,10 @@ def reachability_of(
     packages = {path.rpartition("/")[0] for path in graph.modules.values() if path.endswith(("/__init__.py", "/__init__.pyi"))}
     # A module in a folder with no `__init__.py` is a script, unless the project imports it
     # by its dotted path (`from extensions.kernels.cauchy import ...`: a namespace package).
-    required = {m for m, path in graph.modules.items() if m not in imported or (_top_level(path, packages) and m not in by_path)}
+    # A module of a copied package (`copies`) is no entry point: it runs when imported.
+    required = {
+        m for m, path in graph.modules.items() if (m not in imported and copy_of(m, copies) is None) or (_top_level(path, packages) and m not in by_path)
+    }
     stack = list(required)
     while stack:
         for target, conditional in edges[stack.pop()]:
@@ -281,6 +210,10 @@ def reachability_of(
                 evidence[path] = Reason(GUARDED_MODULE, f"{path} is only imported under a try or an if (by {importer})")
             elif importer is not None:
                 evidence[path] = Reason("fallback.optional-module", f"{path} is only imported inside a try, a function or TYPE_CHECKING (by {importer})")
+    for dotted, path in graph.modules.items():
+        copy = copy_of(dotted, copies)
+        if dotted not in required and path not in evidence and copy is not None:
+            evidence[path] = copy
     _inherit_evidence(graph.modules, edges, required, evidence)
     ext_required = {name for name, sites in external.items() if any(m in required and not c for m, c in sites)}
     ext_optional = frozenset(name for name in external if name not in ext_required)
@@ -305,6 +238,9 @@ def reachability_of(
         elif path in twins:
             native_optional.add(path)
             evidence[path] = twins[path]
+        elif (copy := in_unimported_copy(path, packages, evidence)) is not None and not _links(path, ext_required, declared):
+            native_optional.add(path)
+            evidence[path] = copy
     for path, reason in dispatched.items():
         # A source a required extension's build lists (`CUDAExtension` in setup.py) stays
         # on the main path whatever else builds it.

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from tpucheck.findings import Finding
 from tpucheck.judge.place import OWN_EXTENSION
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES
-from tpucheck.judge.shares import Share, keep_heaviest
+from tpucheck.judge.shares import Share, command_of, keep_heaviest
 from tpucheck.ruleset.judgement import Judgement, Scoring
 from tpucheck.ruleset.model import Rule
 
@@ -196,14 +196,18 @@ class Model:
     def _config_copies(self, shares: list[Share]) -> list[Share]:
         """The same value of the same rule in several configs (`backend: nccl` in each of 37
         training recipes) is one edit made with one search and replace: the heaviest is
-        priced in full, each further config file a copy (`copy_factor`)."""
+        priced in full, each further config file a copy (`copy_factor`). In launch scripts
+        (`command_suffixes`) the value is the command the line runs, whatever its
+        arguments (shares.command_of)."""
         suffixes = self.s.config_suffixes
         copies: dict[tuple[str, str, str], list[list[int]]] = {}
         for at, share in enumerate(shares):
             finding = share.finding
             if finding is None or finding.guarded or not suffixes or not finding.path.lower().endswith(suffixes):
                 continue
-            copies.setdefault((finding.rule, bucket(finding), finding.snippet), []).append([at])
+            path = finding.path.lower()
+            key = command_of(finding.snippet) if path.endswith(self.s.command_suffixes) else ""
+            copies.setdefault((finding.rule, bucket(finding), key or finding.snippet), []).append([at])
         return keep_heaviest(shares, self.s.copy_factor, list(copies.values()))
 
     def _without_copies(self, kernels: list[tuple[Share, float]]) -> list[Share]:

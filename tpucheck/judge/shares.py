@@ -4,6 +4,7 @@ in full once and as a copy elsewhere, without a finding added ever lowering a to
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -64,3 +65,26 @@ def _scaled(share: Share, low: float, high: float, cost: float) -> Share:
     hours = share.low * low + share.high * high
     weight = share.weight * cost * (share.low + share.high) / hours if hours > 0 else share.weight
     return Share(share.finding, share.low * low, share.high * high, weight, share.workload)
+
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PROGRAM = re.compile(r"\.(?:py|sh)$|^\$\{?[A-Za-z_]")
+
+
+def command_of(line: str) -> str:
+    """The command a launch-script line runs, without what varies between the copies of
+    one launcher: leading `VAR=value` assignments, options and their values, numbers, and
+    everything from the launched program on (`OMP_NUM_THREADS=4 python -m
+    torch.distributed.launch --nproc_per_node=8 --master_port 18113 main.py --model r50`
+    is `python torch.distributed.launch`). Twelve scripts that differ only there are one
+    search-and-replace edit, as twelve `backend: nccl` configs are."""
+    words: list[str] = []
+    for token in line.split():
+        if not words and _ASSIGNMENT.match(token):
+            continue
+        if _PROGRAM.search(token) or token == "\\":
+            break
+        if token.startswith("-") or token.replace(".", "").replace(",", "").isdigit():
+            continue
+        words.append(token)
+    return " ".join(words)

@@ -14,7 +14,10 @@ from typing import Any
 
 from tpucheck.ruleset.problems import Problems
 
-__all__ = ["Guards", "Judgement", "PathRole", "Scoring", "build_judgement"]
+__all__ = ["VENDORED_COPY", "Guards", "Judgement", "PathRole", "Scoring", "build_judgement"]
+
+VENDORED_COPY = "fallback.vendored-copy"
+"""The evidence rule of a module of a copied package that nothing imports."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +102,9 @@ class Scoring:
     config_suffixes: tuple[str, ...] = ()
     """Structured config files, where the same value of the same rule in several files is
     one edit (the first priced, the others copies)."""
+    command_suffixes: tuple[str, ...] = ()
+    """Launch scripts, where the same command (`torch.distributed.launch`) in several
+    files is one edit whatever its arguments."""
     shared_fix_categories: frozenset[str] = frozenset()
     """Rule categories whose fix is one helper written once (a missing op rewritten in
     supported ops): the first file priced, every further file a copy."""
@@ -189,6 +195,9 @@ class Judgement:
     version_overlap: float = 0.3
     training_markers: tuple[str, ...] = ()
     """Calls and methods that make a product a training product (a validation run of its own)."""
+    vendored_copies: bool = False
+    """Whether a package copied from another project (its modules import it by that
+    project's name) has no entry points of its own (analyze/reachability.py)."""
     scoring: Scoring = field(default_factory=Scoring)
     rationale: dict[str, str] = field(default_factory=dict)
     """id -> why, for every entry that fires as a `because` rule."""
@@ -227,6 +236,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         rationale["role.submodule"] = raw["submodules"]["why"]
     if "nested_projects" in raw:
         rationale["role.nested-project"] = raw["nested_projects"]["why"]
+    if "vendored_copies" in raw:
+        rationale[VENDORED_COPY] = raw["vendored_copies"]["why"]
     optional = raw.get("optional_paths", {})
     optional_paths = tuple(p for i, text in enumerate(optional.get("paths", [])) if (p := regex(text, "optional_paths", "paths", i)) is not None)
     if optional:
@@ -294,6 +305,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             kernel_repeat_factor=float(score_raw["kernel_repeat_factor"]),
             copy_factor=float(score_raw["copy_factor"]),
             config_suffixes=tuple(str(x).lower() for x in score_raw.get("config_copies", {}).get("suffixes", ())),
+            command_suffixes=tuple(str(x).lower() for x in score_raw.get("config_copies", {}).get("command_suffixes", ())),
             shared_fix_categories=frozenset(score_raw.get("shared_fixes", {}).get("categories", ())),
             reference_factor=float(score_raw["reference_factor"]),
             hours_unit=float(score_raw["hours_unit"]),
@@ -344,6 +356,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         version_folder=regex(versions.get("folder"), "versions", "folder"),
         version_overlap=float(versions.get("overlap", 0.3)),
         training_markers=tuple(raw.get("workloads", {}).get("training", ())),
+        vendored_copies="vendored_copies" in raw,
         scoring=scoring,
         rationale=rationale,
     )
