@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from tpucheck.analyze.cmake import cmake_builds
 from tpucheck.analyze.copies import copy_of, in_unimported_copy, vendored_copies
+from tpucheck.analyze.excepted import EXCEPT_TWIN, excepted_extensions
 from tpucheck.analyze.import_graph import ImportGraph, module_name
 from tpucheck.analyze.imports import Build, Import, ImportFacts, import_facts, scan_imports
 from tpucheck.findings import JitBuild, Reason
@@ -215,9 +216,12 @@ def reachability_of(
         if dotted not in required and path not in evidence and copy is not None:
             evidence[path] = copy
     _inherit_evidence(graph.modules, edges, required, evidence)
-    ext_required = {name for name, sites in external.items() if any(m in required and not c for m, c in sites)}
+    # an extension every call of whose binding falls back in an `except` (analyze/excepted.py)
+    excepted = excepted_extensions(product, facts, read_native, import_resolver(product), frozenset(declared)) if EXCEPT_TWIN in judgement.rationale else {}
+    ext_required = {name for name, sites in external.items() if name not in excepted and any(m in required and not c for m, c in sites)}
     ext_optional = frozenset(name for name in external if name not in ext_required)
-    for name in ext_optional:
+    evidence.update(excepted)
+    for name in ext_optional - excepted.keys():
         evidence[name] = Reason("fallback.optional-module", f"the extension `{name}` is only imported inside a try, a function or TYPE_CHECKING")
     native_files = list(native_files)
     twins = _wired_twins(native_files, read_native, judgement)
