@@ -60,3 +60,22 @@ def test_a_cast_under_any_other_test_still_chooses_fp16(tmp_path: Path) -> None:
     """Adversarial: `!=`, another dtype, or a plain flag: the cast makes fp16 values that
     were not, so each is reported (minor on TorchTPU, whose AMP accepts fp16)."""
     assert rows(tmp_path, CHOSEN, "PR001") == {(7, 23, "minor"), (9, 23, "minor"), (11, 23, "minor")}
+
+
+SWITCHES = """\
+import torch
+model.fit(objectives, epochs=1, use_amp=torch.cuda.is_available())
+loader = DataLoader(data, pin_memory=torch.cuda.is_available())
+with torch.autocast("cuda", enabled=torch.cuda.is_available()):
+    pass
+net = Net(use_cuda=torch.cuda.is_available())
+state = torch.load(path, map_location=torch.cuda.is_available())
+worker = Worker(gpu=torch.cuda.is_available(), device_ok=torch.cuda.is_available())
+"""
+
+
+def test_a_keyword_set_by_cudas_presence_switches_a_feature_unless_it_names_a_device(tmp_path: Path) -> None:
+    # audit Y (sentence-transformers): `use_amp=torch.cuda.is_available()` turns CUDA-only
+    # AMP off on a TPU host, no device pick; adversarial: `use_cuda=`, `map_location=`,
+    # `gpu=`, `device_ok=` pick the device and stay reported
+    assert rows(tmp_path, SWITCHES, "CA002") == {(6, 20, "major"), (7, 39, "major"), (8, 21, "major"), (8, 58, "major")}

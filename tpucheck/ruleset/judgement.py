@@ -60,6 +60,9 @@ class Guards:
     arguments is how a result leaves the device, not a step's sync."""
     output_methods: frozenset[str] = frozenset()
     cuda_words: frozenset[str] = frozenset()
+    device_words: frozenset[str] = frozenset()
+    """Words of a keyword that takes a device (`device`, `map_location`): set by a CUDA test,
+    it picks the device, not a feature."""
     """Words of a skip condition that make the test a CUDA path (as opposed to a skip on
     any missing feature)."""
     tpu_names: re.Pattern[str] | None = None
@@ -261,6 +264,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         output_calls=tuple(guards_raw.get("output_calls", ())),
         output_methods=frozenset(guards_raw.get("output_methods", ())),
         cuda_words=frozenset(guards_raw.get("cuda_words", ())),
+        device_words=frozenset(guards_raw.get("device_words", ())),
         tpu_names=regex(guards_raw.get("tpu_names"), "guards", "tpu_names"),
         tpu_modules=tuple(guards_raw.get("tpu_modules", ())),
         accelerator_tests=frozenset(guards_raw.get("accelerator_tests", ())),

@@ -84,6 +84,18 @@ def picks_feature(names: Names, node: cst.IfExp) -> bool:
     return all(_names_no_device(names, arm) for arm in (node.body, node.orelse))
 
 
+def switches_feature(names: Names, arg: cst.Arg) -> bool:
+    """`fit(..., use_amp=torch.cuda.is_available())`: a keyword set by whether CUDA is there,
+    whose name holds no word of a device or of CUDA (`guards.cuda_words`, `device_words`),
+    switches a feature, and a TPU host runs on without it (audit Y: four tests of
+    sentence-transformers judged false as device picks). `use_cuda=`, `gpu=`, `device=` stay
+    device picks."""
+    if arg.keyword is None or cuda_polarity(names, arg.value) != 1:
+        return False
+    words = {w.lower() for w in re.split(r"[\W_]+", arg.keyword.value) if w}
+    return not words & (names.index.guards.cuda_words | names.index.guards.device_words)
+
+
 def _names_no_device(names: Names, node: cst.BaseExpression) -> bool:
     if not isinstance(node, cst.SimpleString):
         return False

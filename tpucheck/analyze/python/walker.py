@@ -164,7 +164,8 @@ class Walker(StatementWalker):
             position = 0
             for arg in node.args:
                 if arg.keyword is not None:
-                    self.walk(arg.value, ARGUMENT if arg.keyword.value in keywords else None)
+                    with self.enter(guard_test=True) if choices.switches_feature(self, arg) else self.enter():
+                        self.walk(arg.value, ARGUMENT if arg.keyword.value in keywords else None)
                 else:
                     self.walk(arg.value, ARGUMENT if position in positions and not arg.star else None)
                     position += 1
