@@ -600,6 +600,15 @@ def test_a_project_of_its_own_that_the_product_neither_imports_nor_runs_is_apart
         "evalkit/setup.py": "from setuptools import setup\nsetup(name='evalkit')\n",
         "evalkit/run_eval.py": cuda,
         "scripts/eval.sh": "python evalkit/run_eval.py --model main\n",
+        # audit Z (votenet): a model puts `pointnet2/` on sys.path and imports its top module by name
+        "main/backbone.py": "import sys\nsys.path.append('pointnet2')\nimport point_ops\n",
+        "pointnet2/setup.py": "from setuptools import setup\nsetup(name='pointnet2')\n",
+        "pointnet2/point_ops.py": cuda,
+        # adversarial: a bare import of a name the product has itself (`main/utils.py`) reaches that
+        "vendor/setup.py": "from setuptools import setup\nsetup(name='vendor')\n",
+        "vendor/utils.py": cuda,
+        "main/utils.py": "",
+        "main/train.py": "import utils\n",
     }
     write_tree(tmp_path, files)
     result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
@@ -608,7 +617,9 @@ def test_a_project_of_its_own_that_the_product_neither_imports_nor_runs_is_apart
         ("evalkit/run_eval.py", "library", None),
         ("kernels/src/kernels_pkg/ops.py", "library", None),
         ("main/ops/functions/attn.py", "library", None),
+        ("pointnet2/point_ops.py", "library", None),
         ("tools/render/render_pkg/raster.py", "experimental", "role.nested-project"),
+        ("vendor/utils.py", "experimental", "role.nested-project"),
     ]
 
 

@@ -214,8 +214,8 @@ _ROOT_MARKERS = (*_MANIFESTS, "requirements.txt", "environment.yml", "environmen
 def nested_projects(files: Iterable[str], facts: Callable[[str], ImportFacts | None], launched: Mapping[str, str]) -> dict[str, str]:
     """Folders below the root that hold a package manifest of their own (another project
     kept in the repository), each with its manifest, when nothing outside the folder
-    imports a module of it (a package defined in it, a module a relative import reaches in
-    it, an extension its build makes: DINO's `import MultiScaleDeformableAttention` built by
+    imports a module of it (a package defined in it, a module at its top imported by its
+    bare name, a module a relative import reaches in it, an extension its build makes: DINO's `import MultiScaleDeformableAttention` built by
     `models/dino/ops/setup.py`) nor runs one of its files (`launched`: file -> launch
     script). Only when the root has its own manifest, requirements or Python files: a
     repository of several projects side by side has no product above them to set them
@@ -232,10 +232,17 @@ def nested_projects(files: Iterable[str], facts: Callable[[str], ImportFacts | N
         return {}
     packages: dict[str, set[str]] = {folder: set() for folder in manifests}  # top package names
     built: dict[str, set[str]] = {folder: set() for folder in manifests}  # extension modules, as named
+    # a module at the folder's top (`pointnet2/pointnet2_utils.py`) is imported by its bare
+    # name once a script puts the folder on `sys.path` (votenet, audit Z), unless a module of
+    # that name lives outside the folder too
+    outside_names = {_module_stem(p) for p in paths if p.endswith(".py") and not any(p.startswith(f + "/") for f in manifests)}
     for path in paths:
         for folder in manifests:
             if not path.startswith(folder + "/"):
                 continue
+            rest = path[len(folder) + 1 :]
+            if "/" not in rest and rest.endswith(".py") and rest not in _MANIFESTS and _module_stem(rest) not in outside_names:
+                packages[folder].add(_module_stem(rest))
             if path.endswith("/__init__.py"):
                 parts = path[len(folder) + 1 :].split("/")[:-1]
                 parts = parts[1:] if parts and parts[0] == "src" else parts
@@ -265,6 +272,12 @@ def nested_projects(files: Iterable[str], facts: Callable[[str], ImportFacts | N
             continue
         out[folder] = manifest
     return out
+
+
+def _module_stem(path: str) -> str:
+    """`a/b/mod.py` -> `mod`; `a/pkg/__init__.py` -> `pkg`."""
+    parts = path[: -len(".py")].split("/")
+    return parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
 
 
 def _uses(module: str, packages: set[str], built: set[str]) -> bool:
