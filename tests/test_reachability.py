@@ -448,3 +448,21 @@ def test_a_copy_at_the_projects_top_is_the_project() -> None:
     }
     reach = reachability(files, ["pkg/csrc/conv_cuda_kernel.cu"], files.get, supporting_path, JUDGEMENT)
     assert reach.optional_files == frozenset()
+
+
+def test_one_module_imported_two_ways_under_a_try_is_no_choice(tmp_path: Path) -> None:
+    # Blind set 22 (flownet2): `try: from nets.ops import f / except: from .nets.ops import f`
+    # loads the kernel module either way; adversarial: a try whose handler imports another
+    # module keeps the kernel module optional
+    both = "try:\n    from pkg.nets.fast import scale\nexcept ImportError:\n    from .nets.fast import scale\n"
+    other = "try:\n    from pkg.nets.fast import scale\nexcept ImportError:\n    from .nets.slow import scale\n"
+    for handler, want in ((both, ("blocker", False)), (other, ("minor", True))):
+        root = tmp_path / str(len(handler))
+        write(root, {
+            "pkg/__init__.py": "from pkg.model import scale\n",
+            "pkg/model.py": handler,
+            "pkg/nets/__init__.py": "",
+            "pkg/nets/fast.py": TRITON_KERNEL,
+            "pkg/nets/slow.py": "def scale(x):\n    return x * 2\n",
+        })  # fmt: skip
+        assert [(r, p, s, g) for r, p, _, _, s, g in kernels(root)] == [("CK004", "pkg/nets/fast.py", *want)], handler

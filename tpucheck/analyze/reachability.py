@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tpucheck.analyze.cmake import cmake_builds
 from tpucheck.analyze.copies import copy_of, in_unimported_copy, vendored_copies
@@ -145,10 +146,17 @@ def reachability_of(
         _note_builds(declared, path, known.builds)
         for build in known.builds:
             built.setdefault(build.name.rpartition(".")[2], path)
-        for imp in known.imports:
+        # The same module imported two ways under a try or an if (`try: from networks.ops
+        # import f / except: from .networks.ops import f`): one of them runs, so it is no
+        # choice (blind set 22: flownet2's kernels read as optional).
+        resolved = [graph.resolve(dotted, imp) for imp in known.imports]
+        seen = Counter(targets[0] for imp, targets in zip(known.imports, resolved, strict=True) if targets and imp.guarded)
+        either = {target for target, count in seen.items() if count > 1}
+        for imp, targets in zip(known.imports, resolved, strict=True):
+            if imp.guarded and targets and targets[0] in either:
+                imp = replace(imp, conditional=False, guarded=False)
             if imp.top and not imp.level and imp.module.partition(".")[0] in elsewhere and path not in other_accelerator:
                 other_accelerator[path] = Reason("alternative.other-accelerator", f"`import {imp.module}` at the top of {path}")
-            targets = graph.resolve(dotted, imp)
             if imp.top and not imp.level and not targets and path not in engines and _engine(imp.module, judgement.cuda_engines):
                 engines[path] = Reason("set-aside.cuda-engine", f"`{imp.module}` imported at the top of {path}: the module drives a CUDA-only engine and is replaced with it")
             _note_extension(external, imp, targets, dotted, imp.conditional, frameworks)

@@ -59,6 +59,9 @@ class TreeFacts:
     checks: dict[str, str] = field(default_factory=dict)
     """Availability checks the project defines (`name()` -> the first module defining it,
     `ImportFacts.checks`): a test of a call of one elsewhere is a CUDA or package test."""
+    bindings: dict[str, tuple[tuple[int, int, str, str], ...]] = field(default_factory=dict)
+    """Path -> its autograd Functions that call an extension the project builds (first
+    line, last line, class, extension: analyze/bindings.py): their CUDA-isms are the kernel's."""
 
     @property
     def trains(self) -> bool | None:
@@ -96,13 +99,14 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "imported_files": [[path, importer] for path, importer in sorted(tree.imported_files.items())],
         "dead_lines": [[path, [[line, script] for line, script in sorted(lines.items())]] for path, lines in sorted(tree.dead_lines.items())],
         "checks": [[name, path] for name, path in sorted(tree.checks.items())],
+        "bindings": [[path, [list(b) for b in spans]] for path, spans in sorted(tree.bindings.items())],
     }
 
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks"}:
-        raise TypeError("tree facts must be an object with exactly their twelve fields")
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings"}:
+        raise TypeError("tree facts must be an object with exactly their thirteen fields")
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
@@ -139,7 +143,20 @@ def tree_from_json(data: Any) -> TreeFacts:
         _dead_lines(data["dead_lines"]),
         _pairs(data["imported_files"]),
         _pairs(data["checks"]),
+        _bindings(data["bindings"]),
     )
+
+
+def _bindings(data: Any) -> dict[str, tuple[tuple[int, int, str, str], ...]]:
+    out: dict[str, tuple[tuple[int, int, str, str], ...]] = {}
+    for item in expect_list(data):
+        path, spans = expect_list(item, length=2)
+        found = []
+        for span in expect_list(spans):
+            first, last, name, extension = expect_list(span, length=4)
+            found.append((expect_int(first), expect_int(last), expect_str(name), expect_str(extension)))
+        out[expect_str(path)] = tuple(found)
+    return out
 
 
 def _dead_lines(data: Any) -> dict[str, dict[int, str]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from tpucheck.analyze.bindings import KERNEL_BINDING, binding_at
 from tpucheck.analyze.reachability import GUARDED_MODULE, Reachability
 from tpucheck.findings import PENDING, SEVERITIES, FileResult, Finding, RawMatch, Reason, fingerprints, suppression_key
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES, Roles
@@ -50,6 +51,8 @@ class Placement:
     trains: bool | None = None
     """Whether the product shows a training step (TreeFacts.workloads over the whole tree,
     so every shard agrees); None when the tree was not read."""
+    bindings: dict[str, tuple[tuple[int, int, str, str], ...]] = field(default_factory=dict)
+    """Path -> its kernel bindings (TreeFacts.bindings): CUDA-isms inside are the kernel's."""
 
     def older_version(self, path: str) -> Reason | None:
         folder = path
@@ -67,6 +70,11 @@ class Placed:
     set_aside: list[Finding] = field(default_factory=list)
     """Findings reported apart and not scored, each with its reason: another accelerator's
     code, an older version of the product, a test's own performance."""
+
+
+_BINDING_CATEGORIES = frozenset({"cuda-api", "device-placement"})
+"""What a kernel binding does around its call (buffers on the GPU, streams, `custom_fwd`),
+as opposed to the call itself (a kernel finding) or an op it also runs."""
 
 
 def placed_severity(severity: str, role: str, fallback_kept: bool) -> str:
@@ -171,6 +179,8 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
             aside = engine  # the engine's own finding prices the module's replacement
         elif severity == "info" and place_role == "test":
             aside = Reason("set-aside.test-performance", "a performance note about a test")
+        elif rule.category in _BINDING_CATEGORIES and (binding := binding_at(placement.bindings.get(result.path, ()), match.span.line)) is not None:
+            aside = Reason(KERNEL_BINDING, f"inside `{binding[2]}`, the autograd Function calling the project's `{binding[3]}` extension: rewritten with its kernel")
         finding = Finding(
             rule=rule.id,
             name=rule.name,

@@ -179,6 +179,7 @@ SET_ASIDE_LABELS = {
     "set-aside.same-edit": "one edit with another finding",
     "set-aside.cuda-engine": "part of a CUDA-only engine's module",
     "set-aside.dead-launch": "launch lines that run a missing file",
+    "set-aside.kernel-binding": "a kernel binding's own CUDA calls",
 }
 
 

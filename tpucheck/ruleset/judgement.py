@@ -292,6 +292,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
     for key, code in (("twin_why", "cpu-twin"), ("dispatch_why", "device-dispatch"), ("opt_in_why", "opt-in-build"), ("copy_why", "copy"), ("reference_why", "reference"), ("chosen_why", "chosen-call"), ("except_why", "except-twin")):
         if key in kernels:
             rationale[f"fallback.{code}"] = kernels[key]
+    if "binding_why" in kernels:
+        rationale["set-aside.kernel-binding"] = kernels["binding_why"]
     versions = raw.get("versions", {})
     if versions:
         rationale["version.older"] = versions["why"]

@@ -1,0 +1,88 @@
+"""The project's kernel bindings: autograd Functions that call into a compiled extension the
+project builds.
+
+Why: the Python side of a custom kernel (`class Grouping(Function)` whose forward allocates
+`torch.cuda.FloatTensor(m, c).zero_()` for `pointops_cuda.grouping_forward` to fill) is
+rewritten with the kernel: its buffers, streams and `custom_fwd` decorators are part of the
+kernel's port, which the kernel's own findings price. Reported one by one they count the
+same work again (audits S, V and Z judged such findings false: 16 of them). The class is
+recognised by what it is and does (a subclass of `Function` whose body uses a name imported
+from an extension a build of the project declares), never by its name.
+
+Read with `ast`, and only for the product files that import such an extension.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable
+
+from tpucheck.findings import ImportFacts
+
+__all__ = ["KERNEL_BINDING", "Binding", "binding_at", "kernel_bindings"]
+
+KERNEL_BINDING = "set-aside.kernel-binding"
+Binding = tuple[int, int, str, str]
+"""(first line, last line, the class, the extension it calls)."""
+
+
+def kernel_bindings(
+    product: Iterable[str],
+    facts: Callable[[str], ImportFacts | None],
+    read: Callable[[str], str | None],
+    extensions: frozenset[str],
+    frameworks: frozenset[str] = frozenset(),
+) -> dict[str, tuple[Binding, ...]]:
+    """Path -> the autograd Functions in it that call one of `extensions` (the extension
+    modules the project's builds declare, by their last name; never a framework's own
+    module of that name, `from torch import _C`)."""
+    out: dict[str, tuple[Binding, ...]] = {}
+    if not extensions:
+        return out
+    for path in sorted(product):
+        known = facts(path)
+        if known is None or not any(set(imp.module.split(".")[-2:]) & extensions for imp in known.imports):
+            continue
+        try:
+            tree = ast.parse(read(path) or "")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        local = _extension_names(tree, extensions, frameworks)
+        found: list[Binding] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and any(_is_function(base) for base in node.bases):
+                used = next((local[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in local), None)
+                if used is not None:
+                    found.append((node.lineno, node.end_lineno or node.lineno, node.name, used))
+        if found:
+            out[path] = tuple(sorted(found))
+    return out
+
+
+def binding_at(bindings: tuple[Binding, ...], line: int) -> Binding | None:
+    return next((b for b in bindings if b[0] <= line <= b[1]), None)
+
+
+def _is_function(base: ast.expr) -> bool:
+    """`Function`, `autograd.Function`, `torch.autograd.Function`."""
+    return (isinstance(base, ast.Name) and base.id == "Function") or (isinstance(base, ast.Attribute) and base.attr == "Function")
+
+
+def _extension_names(tree: ast.Module, extensions: frozenset[str], frameworks: frozenset[str]) -> dict[str, str]:
+    """Local names bound to an extension (`import pointops_cuda`, `from . import
+    pointops_cuda as ops`, `from lib import _ext`) -> the extension."""
+    local: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                last = alias.name.rpartition(".")[2]
+                if last in extensions and alias.name.partition(".")[0] not in frameworks:
+                    local[alias.asname or alias.name.partition(".")[0]] = last
+        elif isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").partition(".")[0] not in frameworks):
+            module_last = (node.module or "").rpartition(".")[2]
+            for alias in node.names:
+                if alias.name in extensions:
+                    local[alias.asname or alias.name] = alias.name
+                elif module_last in extensions:
+                    local[alias.asname or alias.name] = module_last
+    return local
