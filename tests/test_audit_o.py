@@ -416,12 +416,16 @@ def test_a_file_the_launch_scripts_run_is_product_whatever_its_name(tmp_path: Pa
         "scripts/test.sh": "python test.py --ckpt x  # evaluation\npython -m pytest tests/check.py\n",
         "train/scripts/train_one_node.sh": "cd train\ntorchrun --nproc_per_node 8 \\\n   src/train.py --distributed True\npython evaluate_test.py\n",
         "examples/go.sh": "python run.py\n",
+        # audit AA (xcit, mmdet's tools): the launcher names its own folder as `$(dirname "$0")`
+        "det/tools/test.py": code,
+        "det/tools/dist_test.sh": 'python -m torch.distributed.launch --nproc_per_node=$GPUS \\\n    $(dirname "$0")/test.py $CONFIG\n',
     }
     write_tree(tmp_path, files)
     result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
     roles = {(f.path, f.role, f.severity, tuple(r.rule for r in f.because)) for f in result.findings if f.rule == "CA003"}
     assert roles == {
         ("test.py", "script", "major", ("role.launched",)),
+        ("det/tools/test.py", "script", "major", ("role.launched",)),
         ("train/src/train.py", "library", "major", ()),
         ("evaluate_test.py", "test", "minor", ("role.test", "severity.supporting")),
         ("tests/check.py", "test", "minor", ("role.test", "severity.supporting")),

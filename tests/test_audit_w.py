@@ -57,6 +57,15 @@ def test_the_same_layer_in_a_product_that_trains_stays_a_blocker(tmp_path: Path)
     assert weight_norm_rows(tmp_path, {"voc/train.py": TRAIN}) == {("voc/model.py", 8, "blocker", "")}
 
 
+def test_a_step_whose_backward_a_loss_scaler_does_is_training(tmp_path: Path) -> None:
+    """Audit AA (xcit): `optimizer.zero_grad()` then `loss_scaler(loss, optimizer)` (timm's
+    scaler does the backward and the step), and mmdet's `train_detector(...)`, train."""
+    scaler = "import torch\n\n\ndef step(model, mel, opt, loss_scaler):\n    opt.zero_grad()\n    loss_scaler(model(mel).mean(), opt)\n"
+    assert weight_norm_rows(tmp_path / "a", {"voc/train.py": scaler}) == {("voc/model.py", 8, "blocker", "")}
+    mm = "import torch\nfrom mmdet.apis import train_detector\n\ndef main(model, data, cfg):\n    train_detector(model, data, cfg)\n"
+    assert weight_norm_rows(tmp_path / "b", {"voc/train.py": mm}) == {("voc/model.py", 8, "blocker", "")}
+
+
 def test_a_training_step_only_in_tests_does_not_make_the_product_train(tmp_path: Path) -> None:
     """Adversarial in the other direction: a test that runs a backward through the layer
     is no training workload of the product's."""

@@ -117,6 +117,9 @@ _RUNNERS = frozenset({"python", "python3", "torchrun", "accelerate", "deepspeed"
 SHELL_COMMENT = re.compile(r"(?:^|(?<=\s))#.*$", re.MULTILINE)
 _WORD = re.compile(r"[^\s;&|()'\"`]+")
 _PYTEST = re.compile(r"(?:^|[\s/])(?:py\.test|pytest)(?:\s|$)|-m\s+(?:pytest|unittest)\b")
+_OWN_FOLDER = re.compile(r"""\$\(\s*dirname\s+["']?\$(?:0|\{0\}|BASH_SOURCE(?:\[0\])?|\{BASH_SOURCE(?:\[0\])?\})["']?\s*\)|`dirname\s+["']?\$0["']?`""")
+"""The launch script's own folder as a shell writes it (`$(dirname "$0")/test.py`, mmdet's
+`dist_test.sh`): read as `.`, the folder a relative path is resolved against."""
 
 
 def launched_paths(files: Iterable[str], read: Callable[[str], str | None], product: Callable[[str], bool]) -> dict[str, str]:
@@ -180,7 +183,7 @@ def _run_commands(text: str) -> Iterator[tuple[int, int, list[str], int]]:
         pieces.append(SHELL_COMMENT.sub("", raw))
         if raw.endswith("\\"):
             continue
-        line, pieces = " ".join(p.rstrip("\\") for p in pieces), []
+        line, pieces = _OWN_FOLDER.sub(".", " ".join(p.rstrip("\\") for p in pieces)), []
         words = _WORD.findall(line)
         runner = next((i for i, w in enumerate(words) if posixpath.basename(w) in _RUNNERS or posixpath.basename(w).startswith("python3.")), None)
         if runner is not None and not _PYTEST.search(line):
