@@ -22,7 +22,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
 from tpucheck.analyze import AnalysisContext, analyze_text, build_context
-from tpucheck.analyze.bindings import KERNEL_BINDING, kernel_bindings
+from tpucheck.analyze.bindings import kernel_bindings
 from tpucheck.analyze.budget import BudgetExceeded, time_limit
 from tpucheck.analyze.cache import CacheStats, ResultCache
 from tpucheck.analyze.chosen import chosen_kernel_modules
@@ -424,7 +424,7 @@ def _compute_tree_facts(
     options_off = {name: path for name, path in options_off.items() if name not in launched}
     dead = dead_launch_lines([f.path for f in found.files], read)
     checks = _checks(python, facts)
-    bindings = kernel_bindings(product_python, facts, read, frozenset(reach.built), judgement.frameworks) if KERNEL_BINDING in judgement.rationale else {}
+    bindings = kernel_bindings(product_python, facts, read, frozenset(reach.built), judgement.frameworks) if judgement.binding_categories else {}
     return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads, options_off, apart, launched, launched_files, nested, dead, imported_files, checks, bindings)
 
 
@@ -560,9 +560,8 @@ def assemble(
     tree = tree or TreeFacts()
     rules = ruleset.by_id()
     roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files)
-    placement = Placement(
-        roles, tree.reach, ruleset.host.categories, tree.older, ruleset.judgement.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings
-    )
+    judged = ruleset.judgement
+    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories)
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)

@@ -17,9 +17,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 
+from tpucheck.analyze.pyparse import parse_or_none
 from tpucheck.findings import ImportFacts
 
-__all__ = ["KERNEL_BINDING", "Binding", "binding_at", "kernel_bindings"]
+__all__ = ["KERNEL_BINDING", "Binding", "binding_at", "extension_names", "kernel_bindings"]
 
 KERNEL_BINDING = "set-aside.kernel-binding"
 Binding = tuple[int, int, str, str]
@@ -43,11 +44,10 @@ def kernel_bindings(
         known = facts(path)
         if known is None or not any(set(imp.module.split(".")[-2:]) & extensions for imp in known.imports):
             continue
-        try:
-            tree = ast.parse(read(path) or "")
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = parse_or_none(read(path) or "")
+        if tree is None:
             continue
-        local = _extension_names(tree, extensions, frameworks)
+        local = extension_names(tree, extensions, frameworks)
         found: list[Binding] = []
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef) and any(_is_function(base) for base in node.bases):
@@ -68,7 +68,7 @@ def _is_function(base: ast.expr) -> bool:
     return (isinstance(base, ast.Name) and base.id == "Function") or (isinstance(base, ast.Attribute) and base.attr == "Function")
 
 
-def _extension_names(tree: ast.Module, extensions: frozenset[str], frameworks: frozenset[str]) -> dict[str, str]:
+def extension_names(tree: ast.Module, extensions: frozenset[str], frameworks: frozenset[str]) -> dict[str, str]:
     """Local names bound to an extension (`import pointops_cuda`, `from . import
     pointops_cuda as ops`, `from lib import _ext`) -> the extension."""
     local: dict[str, str] = {}

@@ -21,6 +21,8 @@ import ast
 import re
 from functools import lru_cache
 
+from tpucheck.analyze.pyparse import parse_or_none
+
 _CUE = re.compile(r"^def [A-Za-z_]\w*\(\s*\)", re.MULTILINE)
 _ATTEMPT = r"try:[ \t]*(?:#[^\n]*)?\n[ \t]*(?:from|import)[ \t]"
 
@@ -40,9 +42,8 @@ def availability_checks(text: str, availability_calls: tuple[str, ...] = ()) -> 
     queries, source = _queries(availability_calls)
     if _CUE.search(text) is None or source.search(text) is None:
         return ()
-    try:
-        module = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    module = parse_or_none(text)
+    if module is None:
         return ()
     flags = _import_flags(module.body)
     checks: list[str] = []

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 
+from tpucheck.analyze.pyparse import parse_or_none
 from tpucheck.findings import Import, ImportFacts, Reason
 
 __all__ = ["CHOSEN_CALL", "chosen_kernel_modules"]
@@ -49,9 +50,8 @@ def chosen_kernel_modules(
         if known is None or not any(resolve(path, imp) in kernels for imp in known.imports):
             continue
         text = read(path) or ""
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = parse_or_none(text)
+        if tree is None:
             continue
         names: dict[str, str] = {}  # local name -> the kernel module it comes from
         for node in ast.walk(tree):

@@ -20,6 +20,7 @@ import ast
 import re
 from collections.abc import Iterator
 
+from tpucheck.analyze.pyparse import parse_or_none
 from tpucheck.discover.walk import NATIVE_EXTENSIONS
 from tpucheck.findings import JitBuild
 
@@ -39,9 +40,8 @@ def jit_facts(text: str) -> tuple[tuple[JitBuild, ...], tuple[str, ...]]:
     functions that hand `cpp_extension.load` sources they did not write themselves."""
     if "cpp_extension" not in text and _NAMES_SOURCE.search(text) is None:
         return (), ()
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # CPython's parser gives up on deep nesting
+    tree = parse_or_none(text)
+    if tree is None:  # CPython's parser gives up on deep nesting
         return (), ()
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     functions = {node.name: node for node in tree.body if isinstance(node, _FUNCTIONS)}

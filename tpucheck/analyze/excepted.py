@@ -20,6 +20,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 
+from tpucheck.analyze.bindings import extension_names
+from tpucheck.analyze.pyparse import parse_or_none
 from tpucheck.findings import Import, ImportFacts, Reason
 
 __all__ = ["EXCEPT_TWIN", "excepted_extensions"]
@@ -34,10 +36,11 @@ def excepted_extensions(
     read: Callable[[str], str | None],
     resolve: Callable[[str, Import], str | None],
     extensions: frozenset[str],
+    frameworks: frozenset[str] = frozenset(),
 ) -> dict[str, Reason]:
     """Extension name -> why it is off the main path, for the project's own extensions
-    (`extensions`: names its builds declare) whose binding's every call sits in a `try`
-    whose handler does the job. `resolve(importer, import)` gives the project path an
+    (`extensions`: names its builds declare, never a framework's module of that name)
+    whose binding's every call sits in a `try` whose handler does the job. `resolve(importer, import)` gives the project path an
     import names, or None."""
     paths = sorted(product)
     trees: dict[str, tuple[ast.Module, str]] = {}
@@ -45,10 +48,10 @@ def excepted_extensions(
     def tree(path: str) -> tuple[ast.Module, str] | None:
         if path not in trees:
             text = read(path) or ""
-            try:
-                trees[path] = (ast.parse(text), text)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
+            module = parse_or_none(text)
+            if module is None:
                 return None
+            trees[path] = (module, text)
         return trees[path]
 
     # the names each binding module defines around its extension: (module, name) -> extension
@@ -58,7 +61,7 @@ def excepted_extensions(
         linked = {n for imp in (known.imports if known is not None else ()) if not imp.level for n in imp.module.split(".")[-2:] if n in extensions}
         parsed = tree(path) if linked else None
         if parsed is not None:
-            for name, extension in _bindings(parsed[0], linked).items():
+            for name, extension in _bindings(parsed[0], frozenset(linked), frameworks).items():
                 exported[(path, name)] = extension
     if not exported:
         return {}
@@ -101,21 +104,10 @@ def excepted_extensions(
     return out
 
 
-def _bindings(module: ast.Module, extensions: set[str]) -> dict[str, str]:
+def _bindings(module: ast.Module, extensions: frozenset[str], frameworks: frozenset[str]) -> dict[str, str]:
     """Top-level classes and functions that call into an extension (through its imported
     name), or into another such definition: name -> extension."""
-    local: dict[str, str] = {}
-    for node in ast.walk(module):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                last = alias.name.rpartition(".")[2]
-                if last in extensions:
-                    local[alias.asname or alias.name.partition(".")[0]] = last
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            last = node.module.rpartition(".")[2]
-            for alias in node.names:
-                if alias.name in extensions or last in extensions:
-                    local[alias.asname or alias.name] = alias.name if alias.name in extensions else last
+    local = extension_names(module, extensions, frameworks)
     found: dict[str, str] = {}
     changed = True
     while changed:

@@ -225,7 +225,7 @@ def reachability_of(
             evidence[path] = copy
     _inherit_evidence(graph.modules, edges, required, evidence)
     # an extension every call of whose binding falls back in an `except` (analyze/excepted.py)
-    excepted = excepted_extensions(product, facts, read_native, import_resolver(product), frozenset(declared)) if EXCEPT_TWIN in judgement.rationale else {}
+    excepted = excepted_extensions(product, facts, read_native, import_resolver(product), frozenset(declared), frameworks) if EXCEPT_TWIN in judgement.rationale else {}
     ext_required = {name for name, sites in external.items() if name not in excepted and any(m in required and not c for m, c in sites)}
     ext_optional = frozenset(name for name in external if name not in ext_required)
     evidence.update(excepted)

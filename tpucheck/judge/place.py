@@ -53,6 +53,8 @@ class Placement:
     so every shard agrees); None when the tree was not read."""
     bindings: dict[str, tuple[tuple[int, int, str, str], ...]] = field(default_factory=dict)
     """Path -> its kernel bindings (TreeFacts.bindings): CUDA-isms inside are the kernel's."""
+    binding_categories: frozenset[str] = frozenset()
+    """Which findings inside a binding are the kernel's (judgement `kernels.binding_categories`)."""
 
     def older_version(self, path: str) -> Reason | None:
         folder = path
@@ -70,11 +72,6 @@ class Placed:
     set_aside: list[Finding] = field(default_factory=list)
     """Findings reported apart and not scored, each with its reason: another accelerator's
     code, an older version of the product, a test's own performance."""
-
-
-_BINDING_CATEGORIES = frozenset({"cuda-api", "device-placement"})
-"""What a kernel binding does around its call (buffers on the GPU, streams, `custom_fwd`),
-as opposed to the call itself (a kernel finding) or an op it also runs."""
 
 
 def placed_severity(severity: str, role: str, fallback_kept: bool) -> str:
@@ -179,7 +176,7 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
             aside = engine  # the engine's own finding prices the module's replacement
         elif severity == "info" and place_role == "test":
             aside = Reason("set-aside.test-performance", "a performance note about a test")
-        elif rule.category in _BINDING_CATEGORIES and (binding := binding_at(placement.bindings.get(result.path, ()), match.span.line)) is not None:
+        elif rule.category in placement.binding_categories and (binding := binding_at(placement.bindings.get(result.path, ()), match.span.line)) is not None:
             aside = Reason(KERNEL_BINDING, f"inside `{binding[2]}`, the autograd Function calling the project's `{binding[3]}` extension: rewritten with its kernel")
         finding = Finding(
             rule=rule.id,

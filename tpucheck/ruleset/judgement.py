@@ -198,6 +198,9 @@ class Judgement:
     version_overlap: float = 0.3
     training_markers: tuple[str, ...] = ()
     """Calls and methods that make a product a training product (a validation run of its own)."""
+    binding_categories: frozenset[str] = frozenset()
+    """Rule categories whose findings inside a kernel binding (an autograd Function calling
+    the project's extension) are the kernel's own: set aside (analyze/bindings.py)."""
     vendored_copies: bool = False
     """Whether a package copied from another project (its modules import it by that
     project's name) has no entry points of its own (analyze/reachability.py)."""
@@ -362,6 +365,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         version_folder=regex(versions.get("folder"), "versions", "folder"),
         version_overlap=float(versions.get("overlap", 0.3)),
         training_markers=tuple(raw.get("workloads", {}).get("training", ())),
+        binding_categories=frozenset(kernels.get("binding_categories", ())),
         vendored_copies="vendored_copies" in raw,
         scoring=scoring,
         rationale=rationale,

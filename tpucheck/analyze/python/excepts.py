@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
+from tpucheck.analyze.pyparse import parse_or_none
 from tpucheck.analyze.python.context import Names
 from tpucheck.analyze.python.scope import dotted
 
@@ -87,9 +88,8 @@ def name_uses(source: str) -> NameUses:
 
     Read with `ast` from the whole source: the walk's tree may have function bodies
     hollowed by the screen, and CPython's parser is the fast one."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parse_or_none(source)
+    if tree is None:
         return NameUses(frozenset(), frozenset())
     tested: set[str] = set()
     loaded: set[str] = set()

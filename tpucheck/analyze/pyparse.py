@@ -1,0 +1,18 @@
+"""Python text read with CPython's `ast`, or nothing: the tree-level analyses (kernel
+choices, except fallbacks, bindings, JIT builds, availability checks) skip a file they
+cannot parse, and one place says what "cannot parse" means."""
+
+from __future__ import annotations
+
+import ast
+
+__all__ = ["parse_or_none"]
+
+
+def parse_or_none(text: str) -> ast.Module | None:
+    """The module, or None for text CPython's parser rejects (a syntax error, a NUL byte,
+    nesting too deep for it, or a file too large to hold)."""
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
