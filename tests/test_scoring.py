@@ -77,6 +77,17 @@ def test_formula_checkable_by_hand() -> None:
     assert judged([finding("KERNEL", "blocker")]).cost == pytest.approx(32.0)
 
 
+def test_an_edit_blocker_costs_its_hours_once_a_kernel_blocker_twice() -> None:
+    # A blocker with no kernel or package to replace (a missing op, a torch pin) weighs as
+    # a major: (1 + 2) / 2 hours * 1; the kernel blocker keeps the blocker weight 2, and the
+    # edit never lowers what a major of the same rule costs.
+    assert JUDGEMENT.scoring.edit_blocker_weight == 1.0
+    assert judged([finding("BUILD", "blocker")]).cost == pytest.approx(1.5)
+    assert judged([finding("BUILD", "blocker")]).cost == judged([finding("BUILD", "major")]).cost
+    assert judged([finding("KERNEL", "blocker")]).cost == pytest.approx(2 * judged([finding("KERNEL", "major")]).cost)
+    assert judged([finding("PKG", "blocker")]).cost == pytest.approx(2 * judged([finding("PKG", "major")]).cost)
+
+
 def test_bounded_and_monotone_under_random_additions() -> None:
     rng = random.Random(7)
     findings: list[Finding] = []

@@ -15,7 +15,8 @@ constant, the README the formula):
                   and a numerics check, plus a share of the product's porting hours on
                   that workload (each replaced part is checked against the CUDA run),
                   plus hours per doubling of the product's size (its Python lines)
-    weight        SEVERITY * CONFIDENCE, a quarter in supporting and experimental code,
+    weight        SEVERITY * CONFIDENCE (a blocker that is an edit, not a kernel or a
+                  CUDA-only package, weighs as a major), a quarter in supporting and experimental code,
                   the validation floor's own weight
     cost          sum of hours * weight                      ("weighted hours")
     score         100 - 10 * log2(1 + cost / 16), at least 0; at most 59.9 while a kernel
@@ -102,7 +103,10 @@ class Model:
 
     def weight(self, finding: Finding) -> float:
         s = self.s
-        weight = s.severity_weight[finding.severity] * s.confidence_factor[finding.confidence]
+        severity = s.severity_weight[finding.severity]
+        if finding.severity == "blocker" and s.edit_blocker_weight is not None and finding.inventory not in s.capped_inventories:
+            severity = s.edit_blocker_weight
+        weight = severity * s.confidence_factor[finding.confidence]
         if is_supporting(finding):
             weight *= s.supporting_factor
         elif finding.role == EXPERIMENTAL:

@@ -269,6 +269,14 @@ def _by_category(rules: Iterable[Rule]) -> list[tuple[str, list[Rule]]]:
     return sorted(groups.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
 
 
+
+def _weight_text(scoring: Scoring, severity: str) -> str:
+    """A blocker's weight, and the edit blocker's where it differs (no kernel or package)."""
+    weight = f"{scoring.severity_weight[severity]:g}"
+    if severity == "blocker" and scoring.edit_blocker_weight is not None and scoring.edit_blocker_weight != scoring.severity_weight[severity]:
+        weight += f" ({scoring.edit_blocker_weight:g} for an edit: no kernel or CUDA-only package to replace)"
+    return weight
+
 def markdown_page(rules: Iterable[Rule], scoring: Scoring, judged: dict[str, dict[str, Rule | None]] | None = None) -> str:
     """docs/rules.md: intro, severities, suppression, contents by category, one section per rule."""
     groups = _by_category(rules)
@@ -290,7 +298,7 @@ def markdown_page(rules: Iterable[Rule], scoring: Scoring, judged: dict[str, dic
         "| severity | meaning | weight per hour of work |",
         "|---|---|---|",
     ]
-    lines += [f"| {severity} | {meaning} | {scoring.severity_weight[severity]:g} |" for severity, meaning in SEVERITY_MEANING.items()]
+    lines += [f"| {severity} | {meaning} | {_weight_text(scoring, severity)} |" for severity, meaning in SEVERITY_MEANING.items()]
     confidences = ", ".join(f"{name} {factor:g}" for name, factor in scoring.confidence_factor.items())
     lines += [
         "",

@@ -94,6 +94,9 @@ class Scoring:
     """The score's constants, in one table (README, "The score")."""
 
     severity_weight: dict[str, float] = field(default_factory=dict)
+    edit_blocker_weight: float | None = None
+    """The weight of a blocker that is an edit (its inventory is not a kernel or a CUDA-only
+    package): its hours once, as any edit's; None weighs it as any blocker."""
     confidence_factor: dict[str, float] = field(default_factory=dict)
     supporting_factor: float = 0.25
     optional_factor: float = 0.25
@@ -305,6 +308,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
     if score_raw:
         scoring = Scoring(
             severity_weight=_floats(score_raw["severity_weight"]),
+            edit_blocker_weight=float(score_raw["edit_blocker_weight"]) if "edit_blocker_weight" in score_raw else None,
             confidence_factor=_floats(score_raw["confidence_factor"]),
             supporting_factor=float(score_raw["supporting_factor"]),
             optional_factor=float(score_raw["optional_factor"]),
