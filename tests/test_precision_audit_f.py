@@ -350,9 +350,10 @@ def test_cuda_capability_checks_behind_an_availability_check_are_the_guard(tmp_p
             autocast = torch.cuda.amp.autocast
         dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
         """
-    assert found(tmp_path, {"pkg/amp.py": code}, ("CA016", "CA022", "CA107"), target="torchtpu") == [
+    # CUDA's autocast chosen as a value is CA014's (the AMP path), under the guard: minor
+    assert found(tmp_path, {"pkg/amp.py": code}, ("CA014", "CA016", "CA022", "CA107"), target="torchtpu") == [
+        ("CA014", 4, 16, "minor", True),
         ("CA016", 5, 27, "minor", False),
-        ("CA107", 4, 16, "minor", True),
     ]
 
 

@@ -59,7 +59,7 @@ def build_matcher(raw: dict[str, Any], path: tuple[str | int, ...], problems: Pr
             matcher = replace(matcher, value=problems.regex(raw["value"], (*path, "value")))
         return matcher
     if kind == "reference":
-        matcher = replace(matcher, exact=bool(raw.get("exact", False)), residual=bool(raw.get("residual", False)))
+        matcher = replace(matcher, exact=bool(raw.get("exact", False)), residual=bool(raw.get("residual", False)), uncalled=bool(raw.get("uncalled", False)))
         if matcher.exact and matcher.residual:
             problems.add((*path, "residual"), "a reference cannot be both `exact` and `residual`")
         if matcher.residual and any(GLOB_CHARS.search(p) for p in patterns):

@@ -92,6 +92,10 @@ class Matcher:
     exact: bool = False
     """reference: the name itself only, not the longer names below it (`torch.cuda` used
     as a value, while `torch.cuda.synchronize` is left to the rule that knows it)."""
+    uncalled: bool = False
+    """reference: only where the name is a value, not called (`amp_autocast =
+    torch.cuda.amp.autocast`, entered later through the alias): its calls are left to the
+    rule's call matchers, which read their arguments."""
     residual: bool = False
     """reference: the name and every name below it that no other rule's matcher claims
     (see `claims`): a module rule that flags what the specific rules leave over."""
@@ -230,6 +234,10 @@ class Rule:
     """"guard": not reported inside the condition of a CUDA guard or test skip (the
     availability check that keeps a fallback is not itself work to do); "host", "copy",
     "weights": see rules.schema.json."""
+    scalars_at_most: str | None = None
+    """A keyword match in a tensor built from a literal of a few scalars
+    (`torch.tensor([count, total], dtype=torch.float64)`) is at most this severity: a
+    counter of two numbers costs nothing in fp64 wherever it lives."""
     installs_on_tpu: bool = False
     """For a package rule: the package installs and imports on a TPU host (DeepSpeed,
     bitsandbytes, Triton), so a manifest that lists it blocks nothing; its use in code is

@@ -90,6 +90,9 @@ class Hit:
     """A cast undone at once (`m.half().float()`), made on a copy (`deepcopy(m).half()`) or
     following an operand already in fp16 (`if x.dtype == torch.float16:`): what is computed
     keeps its dtype (`unless: copy`)."""
+    scalars: bool = False
+    """A keyword of a tensor built from a literal of a few scalars (`torch.tensor([count,
+    total], dtype=torch.float64)`): a counter, not data (`Rule.scalars_at_most`)."""
     weights: bool = False
     """A loaded archive the same function reads `state_dict()` from: a container of weights
     for an eager model (`unless: weights`); set after the hit, when the read is met."""
@@ -212,6 +215,7 @@ class BaseWalker:
         start: cst.CSTNode | None = None,
         *,
         receiver_on_host: bool = False,
+        scalars: bool = False,
     ) -> None:
         frame = self.frame
         if (frame.annotation and rule_matcher[1].kind != "call") or (frame.failure and rule_matcher[0].category == "host-sync"):
@@ -223,7 +227,7 @@ class BaseWalker:
             Hit(
                 rule_matcher, node, frame.guard, detail, start, frame.in_loop, frame.functions, frame.decorators,
                 frame.guard_test, frame.periodic, frame.role, on_host, frame.report, frame.default, frame.output, frame.fatal,
-                id(node) in self.copies or frame.follows_half,
+                id(node) in self.copies or frame.follows_half, scalars=scalars,
             )
         )
 

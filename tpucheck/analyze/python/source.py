@@ -192,6 +192,11 @@ def _matches(text: str, module: cst.Module, index: PythonIndex, path: str = "", 
             if capped != (severity or rule.severity):
                 severity = capped
                 reasons.append(Reason("place.report" if hit.report else "place.default", "in a print or log call: at most minor" if hit.report else "a parameter's default, which callers override: at most minor"))
+        if hit.scalars and rule.scalars_at_most is not None:
+            capped = _at_most(severity or rule.severity, rule.scalars_at_most)
+            if capped != (severity or rule.severity):
+                severity = capped
+                reasons.append(Reason("place.scalars", f"a tensor of a few literal scalars (a counter): at most {capped}"))
         key = (rule_id, line, column)
         if key in seen:
             continue

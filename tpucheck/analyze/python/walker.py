@@ -83,6 +83,8 @@ class Walker(StatementWalker):
                 matcher = rule_matcher[1]
                 if matcher.exact and name not in fulls:
                     continue
+                if matcher.uncalled and node is self.callee:
+                    continue
                 if matcher.residual:
                     residual.append((name, rule_matcher))
                 elif rule_matcher[0].id not in seen:
@@ -138,6 +140,7 @@ class Walker(StatementWalker):
                             self.hit(rule_matcher, node, start=func.attr, receiver_on_host=on_host)
         if index.keyword:
             callees = self.alternatives(func, qualified)
+            scalars = qualified in _LITERAL_TENSORS and _few_scalars(node)
             for arg in node.args:
                 if arg.keyword is not None:
                     for rule_matcher in index.keyword.lookup(arg.keyword.value):
@@ -145,7 +148,7 @@ class Walker(StatementWalker):
                             continue  # `torch.linspace(..., dtype=torch.float64)`: made on the host
                         if keyword_holds(self, rule_matcher[1], arg, callees, method):
                             with self.enter(guard=self.arm_guard(conditional_arm(self, rule_matcher[1].value, arg.value))):
-                                self.hit(rule_matcher, arg)
+                                self.hit(rule_matcher, arg, scalars=scalars)
         self.callee = func
         self.walk(func)
         device = index.device
@@ -348,6 +351,21 @@ class Walker(StatementWalker):
         elif isinstance(node, (cst.List, cst.Tuple, cst.Set)):
             for item in node.elements:
                 self.walk(item.value, ctx)
+
+
+_LITERAL_TENSORS = frozenset({"torch.tensor", "torch.as_tensor"})
+_FEW = 4
+_SCALAR_NODES = (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.UnaryOperation, cst.Subscript)
+
+
+def _few_scalars(node: cst.Call) -> bool:
+    """`torch.tensor([self.count, self.total], ...)`: data given as a literal list or tuple of
+    at most four plain values (names, attributes, numbers), no comprehension, star or call."""
+    first = next((a for a in node.args if a.keyword is None), None)
+    if first is None or first.star or not isinstance(first.value, (cst.List, cst.Tuple)):
+        return False
+    elements = first.value.elements
+    return 0 < len(elements) <= _FEW and all(isinstance(e, cst.Element) and isinstance(e.value, _SCALAR_NODES) for e in elements)
 
 
 def _suffix(chain: list[cst.Attribute]) -> str:
