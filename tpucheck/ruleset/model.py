@@ -103,6 +103,10 @@ class Matcher:
     """call: only in a check that stops the program without CUDA: the condition of an if
     whose side taken without CUDA raises or exits, or an assert (`setup.py` that refuses
     to install without a GPU; a check that only leaves the extension out is no finding)."""
+    in_class: tuple[str, ...] = ()
+    """define: only a method of a class whose base resolves to one of these globs."""
+    not_static: bool = False
+    """define: only a method not decorated `@staticmethod`."""
     not_inside: tuple[str, ...] = ()
     """decorator, call: qualified-name globs of decorators that already count what this
     matcher would (`T.prim_func` inside a `@tilelang.jit` factory is that one kernel): no

@@ -104,6 +104,8 @@ class Frame(NamedTuple):
     """The function or class whose decorators are being walked: it names kernels."""
     class_kind: str | None = None
     """Inside a class: "test" (a test class) or "plain"."""
+    class_bases: tuple[str, ...] = ()
+    """Directly in a class body: its bases, resolved (`torch.autograd.Function`)."""
     host_fields: frozenset[str] = frozenset()
     """The `self.<field>`s the enclosing class only ever sets to host data."""
     data_class: bool = False

@@ -18,6 +18,7 @@ from tpucheck.analyze.python.context import Guard, RoleMark
 from tpucheck.analyze.python.core import BaseWalker, Hit
 from tpucheck.analyze.python.scope import Scope, dotted, import_from_module, target_names
 from tpucheck.findings import PENDING
+from tpucheck.ruleset.model import Matcher
 
 ASSIGNMENT = hostdata.ASSIGNMENT
 
@@ -225,7 +226,7 @@ class StatementWalker(BaseWalker):
                 return
             if self.index.define:
                 for rule_matcher in self.index.define.lookup(node.name.value):
-                    if not any(fnmatchcase(node.name.value, p) for p in rule_matcher[1].exclude):
+                    if not any(fnmatchcase(node.name.value, p) for p in rule_matcher[1].exclude) and _defined_as(rule_matcher[1], node, outer.class_bases):
                         self.hit(rule_matcher, node.name, detail=node.name.value)
             self.walk_params(node.params)
             self.note_options(node.params)
@@ -234,7 +235,7 @@ class StatementWalker(BaseWalker):
             host = {p.name.value for p in node.params.params if p.annotation is not None and conditions.host_annotation(self, p.annotation.annotation)}
             module_level = not outer.functions and outer.class_kind is None
             with self.enter(
-                scope=Scope(outer.scope, node), in_loop=False, host=host, functions=(*outer.functions, node.name.value),
+                scope=Scope(outer.scope, node), in_loop=False, host=host, functions=(*outer.functions, node.name.value), class_bases=(),
                 decorators=(*outer.decorators, *resolved), returns=[] if module_level else None,
             ):  # fmt: skip
                 self.walk(node.body)
@@ -265,6 +266,7 @@ class StatementWalker(BaseWalker):
             host_fields=hostdata.class_host_attributes(self, node),
             data_class=outer.data_class or hostdata.dataset_class(self, node),
             class_kind="test" if hostdata.test_class(node) else "plain",
+            class_bases=tuple(q for q in (self.qualified(base.value) for base in node.bases) if q),
         ):
             self.walk(node.body)
 
@@ -489,3 +491,12 @@ def _cuda(hit: Hit) -> bool:
     plain side may have too), nor a record of an asset."""
     rule = hit.rule_matcher[0]
     return rule.category not in ("host-sync", "dynamic-shape", "unsupported-op") and rule.inventory not in ("reference", "tpu-support")
+
+
+def _defined_as(matcher: Matcher, node: cst.FunctionDef, class_bases: tuple[str, ...]) -> bool:
+    """A define matcher's placement: `in_class`, a method of a class whose base resolves to
+    one of these globs; `not_static`, not a `@staticmethod` (a legacy autograd Function's
+    `forward(self, ...)`, which torch 1.5 and later refuse)."""
+    if matcher.in_class and not any(fnmatchcase(base, p) for base in class_bases for p in matcher.in_class):
+        return False
+    return not (matcher.not_static and any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators))
