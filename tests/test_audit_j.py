@@ -89,7 +89,7 @@ def rows(result: ScanResult, rules: tuple[str, ...]) -> list[tuple[str, str, int
 
 
 def test_a_build_through_a_bound_class_takes_the_folders_its_file_joins() -> None:
-    assert extension_builds(dedent(SETUP)) == [Build("_C", ("detkit/csrc/",))]
+    assert extension_builds(dedent(SETUP)) == [Build("_C", ("detkit/csrc/",), "detkit")]
     # a build that lists its sources keeps them; a glob's pattern is no source
     listed = 'CUDAExtension("fast_ops", ["csrc/a.cu", "csrc/b.cu"])\nglob("*.cu")\n'
     assert extension_builds(listed) == [Build("fast_ops", ("csrc/a.cu", "csrc/b.cu"))]

@@ -145,6 +145,10 @@ class Import:
     """Conditional, and under a `try` or an `if` too: a path chosen where the code runs
     (`if flash_attn_is_installed(): from .flash_models import llama`), not a lazy import
     that only breaks an import cycle."""
+    placeholder: bool = False
+    """Under a `try` whose `except` binds the names it imports to None or `object`, which
+    the module never tests: it loads without them and fails where they are used
+    (`guard.placeholder`), a known edit rather than a working fallback."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +159,9 @@ class Build:
 
     name: str
     sources: tuple[str, ...]
+    package: str = ""
+    """The top package of a dotted name (`pointnet2_ops` of `pointnet2_ops._ext`): the
+    project's package the compiled module lands in; empty for a bare name."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,17 +58,18 @@ def _own_tail(graph: ImportGraph, importer: str, name: str) -> tuple[str, str] |
     return (own[0][: -len(tail) - 1], own[0]) if len(own) == 1 else None
 
 
-def in_unimported_copy(path: str, packages: set[str], evidence: dict[str, Reason]) -> Reason | None:
+def in_unimported_copy(path: str, packages: set[str], evidence: dict[str, Reason], rules: tuple[str, ...] = (VENDORED_COPY,)) -> Reason | None:
     """A native source whose nearest package folder is a module of a copied package that
     nothing imports (`functional/csrc/cuda/bn.cu` under `functional/__init__.py`): it is
-    built by that package, if at all."""
+    built by that package, if at all. With other `rules`, the package's evidence of that
+    kind (one the product only imports under a try or an if)."""
     folder = path.rpartition("/")[0]
     while folder and folder not in packages:
         folder = folder.rpartition("/")[0]
     if not folder:
         return None
     reason = evidence.get(f"{folder}/__init__.py") or evidence.get(f"{folder}/__init__.pyi")
-    return reason if reason is not None and reason.rule == VENDORED_COPY else None
+    return reason if reason is not None and reason.rule in rules else None
 
 
 def copy_of(dotted: str, copies: dict[str, Reason]) -> Reason | None:

@@ -43,8 +43,8 @@ def result_to_json(result: FileResult) -> dict[str, Any]:
 
 def _facts_to_json(facts: ImportFacts) -> dict[str, Any]:
     return {
-        "imports": [[i.level, i.module, i.conditional, i.top, i.guarded] for i in facts.imports],
-        "builds": [[b.name, list(b.sources)] for b in facts.builds],
+        "imports": [[i.level, i.module, i.conditional, i.top, i.guarded, i.placeholder] for i in facts.imports],
+        "builds": [[b.name, list(b.sources), b.package] for b in facts.builds],
         "workloads": list(facts.workloads),
         "options": [[name, on] for name, on in facts.options],
         "jit_builds": [[b.callee, list(b.sources), b.guard, b.line, b.target, b.name, b.opt_in] for b in facts.jit_builds],
@@ -59,12 +59,12 @@ def _facts_from_json(data: Any) -> ImportFacts | None:
         raise Malformed
     imports = []
     for item in expect_list(data["imports"]):
-        level, module, conditional, top, guarded = expect_list(item, length=5)
-        imports.append(Import(expect_int(level), expect_str(module), expect_bool(conditional), expect_bool(top), expect_bool(guarded)))
+        level, module, conditional, top, guarded, placeholder = expect_list(item, length=6)
+        imports.append(Import(expect_int(level), expect_str(module), expect_bool(conditional), expect_bool(top), expect_bool(guarded), expect_bool(placeholder)))
     builds = []
     for item in expect_list(data["builds"]):
-        name, sources = expect_list(item, length=2)
-        builds.append(Build(expect_str(name), tuple(expect_str(s) for s in expect_list(sources))))
+        name, sources, package = expect_list(item, length=3)
+        builds.append(Build(expect_str(name), tuple(expect_str(s) for s in expect_list(sources)), expect_str(package)))
     options = []
     for item in expect_list(data["options"]):
         name, on = expect_list(item, length=2)

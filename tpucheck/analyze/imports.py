@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from tpucheck.analyze.checks import availability_checks
 from tpucheck.analyze.dispatch import jit_facts
@@ -79,6 +80,8 @@ _CHOICE_BLOCKS = frozenset({"try", "except", "if", "elif", "else"})
 path picked where the code runs (`Import.guarded`)."""
 _IMPORT_BY_NAME = re.compile(r"\b(?:importlib\.)?import_module\(\s*['\"]([A-Za-z_][\w.]*)['\"]\s*[,)]")
 _REBIND = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(?!None\b)[A-Za-z_][\w.]*\s*\(")
+_PLACEHOLDER = re.compile(r"^([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*(?:None|object)(?:\s*,\s*(?:None|object))*\s*$")
+"""A handler statement binding imported names to None or `object` (`A, b = None, None`)."""
 _GIVES_UP = re.compile(r"^(?:raise\b|(?:sys\.)?exit\s*\(|quit\s*\()")
 """A handler statement that stops the module (`raise ImportError("install it")`,
 `sys.exit(1)`): the import is required, the handler only says so."""
@@ -109,6 +112,7 @@ def scan_imports(text: str) -> list[Import]:
     `except ImportError: logging.warning(...); raise ImportError(...)`). A handler that
     warns, or binds the name to None, keeps the import optional."""
     out: list[Import] = []
+    placeholders: list[tuple[list[int], set[str]]] = []  # a try's imports and the names its handler binds to None
     tries: dict[int, tuple[list[int], set[str]]] = {}  # try indent -> (imports only it makes optional, names they bind)
     handler: tuple[int, list[int], set[str]] | None = None  # the except clause being read
     blocks: list[tuple[int, str]] = []  # (indent, kind) of the enclosing block headers
@@ -116,6 +120,7 @@ def scan_imports(text: str) -> list[Import]:
     in_string: str | None = None
     pending: list[str] | None = None  # an import whose names continue on the next lines
     pending_conditional = pending_top = pending_guarded = False
+    pending_try: int | None = None
     for raw in text.splitlines():
         line = raw.split("#", 1)[0].rstrip() if "#" in raw and in_string is None else raw.rstrip()
         if in_string is not None:
@@ -135,7 +140,9 @@ def scan_imports(text: str) -> list[Import]:
             if pending is not None:
                 pending[2] += " " + stripped
                 if depth == 0:
-                    out.extend(_targets(pending[0], pending[1], pending[2], None, conditional=pending_conditional, top=pending_top, guarded=pending_guarded))
+                    made = _targets(pending[0], pending[1], pending[2], None, conditional=pending_conditional, top=pending_top, guarded=pending_guarded)
+                    _in_try(tries, pending_try, made, len(out), _bound_names(pending[2], None))
+                    out.extend(made)
                     pending = None
             continue
         indent = len(line) - len(stripped)
@@ -149,6 +156,8 @@ def scan_imports(text: str) -> list[Import]:
             ):
                 for index in handler[1]:
                     out[index] = Import(out[index].level, out[index].module, False, out[index].top)  # required: guarded no more
+            elif (held := _PLACEHOLDER.match(stripped)) is not None and (nulled := {n.strip() for n in held.group(1).split(",")} & handler[2]):
+                placeholders.append((handler[1], nulled))
         header = _BLOCK.match(stripped)
         if header is not None:
             kind = " ".join(header.group(1).split())
@@ -173,15 +182,39 @@ def scan_imports(text: str) -> list[Import]:
         _, dots, base, names, plain = match.groups()
         conditional = any(kind in _OPTIONAL_BLOCKS for _, kind in blocks)
         guarded = conditional and any(kind in _CHOICE_BLOCKS for _, kind in blocks)
+        # the try whose handler decides this import, if it sits directly in one
+        in_try = blocks[-1][0] if blocks and blocks[-1][1] == "try" and not any(kind in _OPTIONAL_BLOCKS for _, kind in blocks[:-1]) else None
         if depth and names is not None:
-            pending, pending_conditional, pending_top, pending_guarded = [dots, base, names], conditional, not blocks, guarded
+            pending, pending_conditional, pending_top, pending_guarded, pending_try = [dots, base, names], conditional, not blocks, guarded, in_try
             continue
         made = _targets(dots, base, names, plain, conditional=conditional, top=not blocks, guarded=guarded)
-        if made and blocks and blocks[-1][1] == "try" and not any(kind in _OPTIONAL_BLOCKS for _, kind in blocks[:-1]):
-            indices, bound = tries.setdefault(blocks[-1][0], ([], set()))
-            indices.extend(range(len(out), len(out) + len(made)))
-            bound.update(_bound_names(names, plain))
+        _in_try(tries, in_try, made, len(out), _bound_names(names, plain))
         out.extend(made)
+    return _placeholders(out, placeholders, text)
+
+
+def _in_try(tries: dict[int, tuple[list[int], set[str]]], indent: int | None, made: list[Import], at: int, bound: set[str]) -> None:
+    """Note the imports a `try` at `indent` makes optional (they start at `at` in the
+    output), and the names they bind, for its handler to read."""
+    if indent is None or not made:
+        return
+    indices, names = tries.setdefault(indent, ([], set()))
+    indices.extend(range(at, at + len(made)))
+    names.update(bound)
+
+
+def _placeholders(out: list[Import], placeholders: list[tuple[list[int], set[str]]], text: str) -> list[Import]:
+    """Mark the guarded imports of a try whose handler binds their names to None or
+    `object` when the module never tests one of those names (`if fused is None:`, `if not
+    fused:`): a tested placeholder is a fallback the module takes, an untested one a call
+    that fails where it stands (the Python analyzer's `guard.placeholder`, read here from
+    the text alone)."""
+    for indices, names in placeholders:
+        if any(re.search(rf"\bif\s+(?:not\s+)?{re.escape(name)}\b|\b{re.escape(name)}\s+is\s+(?:not\s+)?None\b", text) for name in names):
+            continue
+        for index in indices:
+            if out[index].guarded:
+                out[index] = replace(out[index], placeholder=True)
     return out
 
 
@@ -244,12 +277,13 @@ def extension_builds(text: str) -> list[Build]:
             if depth == 0:
                 break
             end += 1
-        name = call.group(1).rpartition(".")[2]
+        written = call.group(1)
+        name = written.rpartition(".")[2]
         # `CUDAExtension("sam2._C", srcs)`: the one build of the file takes the sources the
         # file lists elsewhere (`srcs = ["sam2/csrc/connected_components.cu"]`).
         sources = _SOURCE.findall(text, call.end(), end) or (_SOURCE.findall(text) if len(calls) == 1 else [])
         sources = [source for source in sources if "*" not in source]  # a glob's pattern, not a source
         if not sources and len(calls) == 1:
             sources = _source_folders(text)
-        builds.append(Build(name, tuple(sources)))
+        builds.append(Build(name, tuple(sources), written.partition(".")[0] if "." in written else ""))
     return builds

@@ -29,7 +29,7 @@ from tpucheck.analyze.excepted import EXCEPT_TWIN, excepted_extensions
 from tpucheck.analyze.import_graph import ImportGraph, module_name
 from tpucheck.analyze.imports import Build, Import, ImportFacts, import_facts, scan_imports
 from tpucheck.findings import JitBuild, Reason
-from tpucheck.ruleset.judgement import Judgement
+from tpucheck.ruleset.judgement import VENDORED_COPY, Judgement
 
 __all__ = ["Import", "ImportFacts", "Reachability", "import_resolver", "imported_by", "reachability", "reachability_of", "scan_imports"]
 _NATIVE = (".cu", ".cuh")
@@ -55,6 +55,10 @@ class Reachability:
     engines: dict[str, Reason] = field(default_factory=dict)
     """Path -> the top-level import of a CUDA-only inference engine that makes the module
     that engine's integration (rules/judgement.yaml `cuda_engines`)."""
+    own_packages: dict[str, str] = field(default_factory=dict)
+    """Package name -> the file that makes it the project's own compiled library: a build
+    of one of its modules (`CUDAExtension("pkg._ext", ...)`) or a CUDA source inside it.
+    An import of that name is the project's code, whatever package it shares a name with."""
 
     def optional(self, path: str) -> bool:
         return path in self.optional_files
@@ -133,6 +137,9 @@ def reachability_of(
     external: dict[str, list[tuple[str, bool]]] = {}  # last component -> (importer, conditional)
     declared: dict[str, set[str]] = {}  # extension (last component) -> CUDA sources its build lists
     built: dict[str, str] = {}
+    built_packages: dict[str, tuple[str, Build]] = {}  # top package of a dotted extension name -> its build
+    placeholder_into: set[str] = set()  # modules some product module imports under a placeholder try
+    fallback_into: set[str] = set()  # modules some product module imports by choice with a real fallback
     lazy_into: set[str] = set()  # modules some product module imports lazily with no choice around it
     by_path: set[str] = set()  # modules imported by their full dotted path from the top
     frameworks = judgement.frameworks
@@ -146,11 +153,16 @@ def reachability_of(
         _note_builds(declared, path, known.builds)
         for build in known.builds:
             built.setdefault(build.name.rpartition(".")[2], path)
+            if build.package:
+                built_packages.setdefault(build.package, (path, build))
         # The same module imported two ways under a try or an if (`try: from networks.ops
         # import f / except: from .networks.ops import f`): one of them runs, so it is no
-        # choice (blind set 22: flownet2's kernels read as optional).
+        # choice (blind set 22: flownet2's kernels read as optional). Two spellings, not two
+        # names: `from .ops import (a, b)` under a try is one import of one module, a choice
+        # (blind set 24: BasicSR's deformable-conv package read as required).
         resolved = [graph.resolve(dotted, imp) for imp in known.imports]
-        seen = Counter(targets[0] for imp, targets in zip(known.imports, resolved, strict=True) if targets and imp.guarded)
+        spellings = {(targets[0], imp.level, imp.module.rpartition(".")[0]) for imp, targets in zip(known.imports, resolved, strict=True) if targets and imp.guarded}
+        seen = Counter(target for target, _, _ in spellings)
         either = {target for target, count in seen.items() if count > 1}
         for imp, targets in zip(known.imports, resolved, strict=True):
             if imp.guarded and targets and targets[0] in either:
@@ -169,13 +181,21 @@ def reachability_of(
                     # a sibling (`from .worker import Worker` in a function) loads only it
                     if imp.conditional and not imp.guarded and not dotted.startswith(target + "."):
                         lazy_into.add(target)
+                    if imp.conditional and not dotted.startswith(target + "."):
+                        # every choice of it leaves an untested None in its place, or not
+                        (placeholder_into if imp.placeholder else fallback_into).add(target)
             # Only the named module counts as imported, and not by its own submodules
             # (`from pkg import utils` inside pkg): else a package and its children import
             # each other and none of them would ever be an entry point.
-            if not dotted.startswith(targets[0] + "."):
-                imported.add(targets[0])
-                if not imp.level and "." in targets[0] and (imp.module == targets[0] or imp.module.startswith(targets[0] + ".")):
-                    by_path.add(targets[0])
+            # The packages an import loads on the way (`from pkg.ops import f` runs
+            # `pkg/ops/__init__.py` too) are imported by it as well, from outside them
+            # (blind set 24: BasicSR's `ops/upfirdn2d/__init__.py`, reached only through
+            # its submodule under a try, was read as an entry point).
+            for target in targets:
+                if not dotted.startswith(target + ".") and dotted != target:
+                    imported.add(target)
+                    if not imp.level and "." in target and (imp.module == target or imp.module.startswith(target + ".")):
+                        by_path.add(target)
     copies = vendored_copies(graph, facts, edges, imported) if judgement.vendored_copies else {}
     for path in sorted(cmake_files):
         # a CMake-built extension (`cuda_add_library(vptq ...)`, loaded as `vptq.libvptq`)
@@ -250,9 +270,13 @@ def reachability_of(
         elif path in twins:
             native_optional.add(path)
             evidence[path] = twins[path]
-        elif (copy := in_unimported_copy(path, packages, evidence)) is not None and not _links(path, ext_required, declared):
+        elif (copy := in_unimported_copy(path, packages, evidence, (VENDORED_COPY, GUARDED_MODULE))) is not None and not _links(path, ext_required, declared):
+            # a copied package nothing imports, or one the product imports only under a
+            # try or an if (blind set 24: BasicSR's `ops/dcn/src/*.cu`, built by a setup
+            # helper the build scan cannot name): its sources go with it; where every
+            # such try leaves an untested None or `object` in its place, a known edit
             native_optional.add(path)
-            evidence[path] = copy
+            evidence[path] = _placeholder(copy, path, packages, graph.modules, placeholder_into - fallback_into)
     for path, reason in dispatched.items():
         # A source a required extension's build lists (`CUDAExtension` in setup.py) stays
         # on the main path whatever else builds it.
@@ -264,9 +288,52 @@ def reachability_of(
     twinned = _twinned_builds(declared, twins, native_files)
     for name, reason in twinned.items():
         evidence.setdefault(name, reason)
+    own = _own_packages(packages, built_packages, native_files, supporting)
     return Reachability(
-        optional_files | frozenset(native_optional), ext_optional | frozenset(built_optionally) | frozenset(twinned), evidence, other_accelerator, built, engines
+        optional_files | frozenset(native_optional), ext_optional | frozenset(built_optionally) | frozenset(twinned), evidence, other_accelerator, built, engines, own
     )
+
+
+def _placeholder(reason: Reason, path: str, packages: set[str], modules: dict[str, str], placeholder_only: set[str]) -> Reason:
+    """A package's evidence for a CUDA source inside it, as `guard.placeholder` when every
+    import of the package by choice sits in a try whose handler binds an untested None or
+    `object` in its place (BasicSR's `ModulatedDeformConvPack = object`): the product loads
+    without the kernels, and fails where it uses them."""
+    if reason.rule != GUARDED_MODULE:
+        return reason
+    folder = path.rpartition("/")[0]
+    while folder and folder not in packages:
+        folder = folder.rpartition("/")[0]
+    dotted = next((m for m, p in modules.items() if p in (f"{folder}/__init__.py", f"{folder}/__init__.pyi")), None)
+    if dotted is None or dotted not in placeholder_only:
+        return reason
+    return Reason("guard.placeholder", f"{reason.evidence}; the try binds an untested None or `object` in its place: what uses the kernels fails")
+
+
+def _own_packages(packages: set[str], built: dict[str, tuple[str, Build]], native_files: list[str], supporting: Callable[[str], bool]) -> dict[str, str]:
+    """The project's packages that hold compiled code of their own, each with a CUDA source
+    of it (its build file when none of the sources it lists is in the tree): the top
+    package of an extension a build names (`pointnet2_ops` of `pointnet2_ops._ext`), and
+    the innermost package a product CUDA source sits in (`pkg/_ext-src/src/x.cu` -> `pkg`).
+    Keyed by the name an import uses, and only for folders that are packages of the
+    project. The judgement places the source: code priced apart (a submodule) is not the
+    product's own."""
+    names = {folder.rpartition("/")[2] for folder in packages}
+    native = set(native_files)
+    own: dict[str, str] = {}
+    for name, (path, build) in sorted(built.items()):
+        if name in names:
+            listed = build_paths(path, build)
+            own[name] = next((f for f in sorted(native) if f in listed or any(f.startswith(d) for d in listed if d.endswith("/"))), path)
+    for path in sorted(native_files):
+        if not path.endswith(_NATIVE) or supporting(path):
+            continue
+        folder = path.rpartition("/")[0]
+        while folder and folder not in packages:
+            folder = folder.rpartition("/")[0]
+        if folder:
+            own.setdefault(folder.rpartition("/")[2], path)
+    return own
 
 
 def _inherit_evidence(modules: dict[str, str], edges: dict[str, list[tuple[str, bool]]], required: set[str], evidence: dict[str, Reason]) -> None:

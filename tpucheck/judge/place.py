@@ -24,6 +24,7 @@ BRANCH = "alternative.other-accelerator-branch"
 """The why-rule of code under a test that holds only on another accelerator."""
 
 OWN_EXTENSION = "kernel.own-extension"
+OWN_PACKAGE = "set-aside.own-package"
 """The why-rule of a call into a library the project builds itself: priced as a copy."""
 
 EXPERIMENTAL = "experimental"
@@ -176,6 +177,8 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
             aside = engine  # the engine's own finding prices the module's replacement
         elif severity == "info" and place_role == "test":
             aside = Reason("set-aside.test-performance", "a performance note about a test")
+        elif rule.inventory == "package" and (own_package := _own_package(match, reach, roles)) is not None:
+            aside = own_package  # the package's own kernels, in the inventory, price its port
         elif rule.category in placement.binding_categories and (binding := binding_at(placement.bindings.get(result.path, ()), match.span.line)) is not None:
             aside = Reason(KERNEL_BINDING, f"inside `{binding[2]}`, the autograd Function calling the project's `{binding[3]}` extension: rewritten with its kernel")
         finding = Finding(
@@ -226,6 +229,21 @@ def _own_extension(match: RawMatch, rule: Rule, reach: Reachability | None, scor
         return None
     name = next((part for part in reversed(match.detail.split(".")) if part in reach.built), None)
     return Reason(OWN_EXTENSION, f"`{name}` is built by {reach.built[name]}: ported with its kernels") if name is not None else None
+
+
+def _own_package(match: RawMatch, reach: Reachability | None, roles: Roles) -> Reason | None:
+    """An import of a CUDA-only package's name that is the project's own package holding
+    its own compiled code (`pointnet2_ops`, built from the repository by its setup.py): the
+    code is in the tree and its kernels are in the inventory, so the import is no external
+    dependency to replace. Not when that code is a submodule or other code priced apart:
+    there the import carries the product's cost."""
+    if reach is None or not reach.own_packages or not match.detail:
+        return None
+    name = match.detail.partition(".")[0]
+    source = reach.own_packages.get(name)
+    if source is None or roles.placed(source)[0] not in PRODUCT_ROLES or roles.optional(source) is not None:
+        return None
+    return Reason(OWN_PACKAGE, f"`{name}` is the project's own package, its compiled code in {source}: its kernels are priced in the inventory")
 
 
 def _settle_pending(match: RawMatch, placement: Placement, path: str) -> tuple[tuple[Reason, ...], bool]:

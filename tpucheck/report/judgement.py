@@ -180,6 +180,7 @@ SET_ASIDE_LABELS = {
     "set-aside.cuda-engine": "part of a CUDA-only engine's module",
     "set-aside.dead-launch": "launch lines that run a missing file",
     "set-aside.kernel-binding": "a kernel binding's own CUDA calls",
+    "set-aside.own-package": "imports of the project's own kernel package",
 }
 
 

@@ -300,6 +300,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             rationale[f"fallback.{code}"] = kernels[key]
     if "binding_why" in kernels:
         rationale["set-aside.kernel-binding"] = kernels["binding_why"]
+    if "own_package_why" in kernels:
+        rationale["set-aside.own-package"] = kernels["own_package_why"]
     versions = raw.get("versions", {})
     if versions:
         rationale["version.older"] = versions["why"]
