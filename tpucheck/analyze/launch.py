@@ -153,6 +153,45 @@ def _name_matches(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatchcase(".".join(parts[-n:]), pattern) for pattern in patterns for n in range(1, len(parts) + 1))
 
 
+_SEPARATORS = frozenset({"&&", "||", "|", ";", "&", "then", "do", "else", "(", "{", "!"})
+"""Words after which a new command starts."""
+_WRAPPERS = frozenset({"sudo", "exec", "nohup", "time", "env", "nice", "stdbuf", "RUN", "CMD", "ENTRYPOINT"})
+"""Words that run the command after them: the program is the next word."""
+_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=")
+_LAUNCHERS = frozenset({"srun", "salloc", "sbatch", "bsub", "qsub", "flux"})
+"""Schedulers that run the command after their own options: it is a command of its own."""
+
+
+def programs(pieces: list[tuple[int, str]]) -> dict[int, str]:
+    """Each word's command program, by the word's start offset (as `launch_words` places
+    it): the first word of its command that is neither an environment assignment
+    (`CUDA_VISIBLE_DEVICES=0`) nor a wrapper, by its file name (`/usr/bin/srun` -> `srun`,
+    `@python` in a recipe -> `python`). Read from the raw words, where `;` still ends one."""
+    out: dict[int, str] = {}
+    program = ""
+    expecting = True
+    valued = False  # the word before was an option that may take this one as its value
+    for offset, code in pieces:
+        for found in _WORD.finditer(code):
+            raw = found.group()
+            text = _unquote(raw)
+            if raw in _SEPARATORS or not text:
+                expecting = True
+                continue
+            if program in _LAUNCHERS and not expecting and not text.startswith("-") and not valued:
+                expecting = True  # `srun --gpus=8 python main.py`: the command it launches
+            valued = text.startswith("-") and "=" not in text
+            if expecting and text in _WRAPPERS:
+                program = text
+            elif expecting and not _ASSIGNMENT.match(text) and not (program in _WRAPPERS and text.startswith("-")):
+                program = text.lstrip("@").rpartition("/")[2]
+                expecting = False
+            out[offset + found.start()] = program
+            if raw.endswith((";", "&&", "||", "|")):
+                expecting = True
+    return out
+
+
 def analyze_launch(path: str, text: str, rules: list[Rule]) -> list[RawMatch]:
     wanted = [(rule, m) for rule in rules for m in rule.matchers if m.kind == "option" and path_matches(path, m.files)]
     if not wanted or ("-" not in text and "=" not in text):
@@ -161,9 +200,13 @@ def analyze_launch(path: str, text: str, rules: list[Rule]) -> list[RawMatch]:
     matches: list[RawMatch] = []
     seen: set[tuple[str, int]] = set()
     for pieces in command_lines(text):
-        for option in options(launch_words(pieces)):
+        words = launch_words(pieces)
+        run_by = programs(pieces) if any(m.programs for _, m in wanted) else {}
+        for option in options(words):
             for rule, matcher in wanted:
                 if not _name_matches(option.name, matcher.patterns):
+                    continue
+                if matcher.programs and not any(fnmatchcase(run_by.get(option.start, ""), glob) for glob in matcher.programs):
                     continue
                 if matcher.value is not None and (option.value is None or matcher.value.fullmatch(option.value) is None):
                     continue

@@ -132,6 +132,8 @@ def _describe(matcher: Matcher) -> list[Segment]:
         out = [text_part("config key " if kind == "config" else "launch option "), *_listed(patterns)]
         if matcher.value is not None:
             out += [text_part(" with a value matching "), regex_part(matcher.value.pattern)]
+        if matcher.programs:
+            out += [text_part(" in a command run by "), *_listed(matcher.programs)]
         return [*out, text_part(" in files "), *_listed(matcher.files)]
     if kind == "file":
         out = [text_part("file "), *_listed(patterns)]

@@ -57,6 +57,8 @@ def build_matcher(raw: dict[str, Any], path: tuple[str | int, ...], problems: Pr
         matcher = replace(matcher, files=matcher.files or defaults)
         if "value" in raw:
             matcher = replace(matcher, value=problems.regex(raw["value"], (*path, "value")))
+        if kind == "option" and "programs" in raw:
+            matcher = replace(matcher, programs=as_patterns(raw["programs"]))
         return matcher
     if kind == "reference":
         matcher = replace(matcher, exact=bool(raw.get("exact", False)), residual=bool(raw.get("residual", False)), uncalled=bool(raw.get("uncalled", False)))

@@ -107,6 +107,11 @@ class Matcher:
     """define: only a method of a class whose base resolves to one of these globs."""
     not_static: bool = False
     """define: only a method not decorated `@staticmethod`."""
+    programs: tuple[str, ...] = ()
+    """option: only in a command whose program (its first word after environment
+    assignments and wrappers such as `sudo`, `exec`, a Dockerfile's `RUN`) is one of these
+    globs: a scheduler's or container runtime's own `--gpus`, not an application's
+    argument of the same name (audit AC: `python main.py --gpus 0,1`)."""
     not_inside: tuple[str, ...] = ()
     """decorator, call: qualified-name globs of decorators that already count what this
     matcher would (`T.prim_func` inside a `@tilelang.jit` factory is that one kernel): no
