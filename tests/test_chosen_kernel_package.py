@@ -95,8 +95,8 @@ def test_the_same_module_imported_two_ways_stays_required(tmp_path: Path) -> Non
 
 def test_a_multi_line_import_under_a_try_is_read_with_its_handler() -> None:
     assert scan_imports(dedent(UNTESTED)) == [
-        Import(0, "pkg.ops.dcn.DeformPack", True, False, True, True),
-        Import(0, "pkg.ops.dcn.deform_fn", True, False, True, True),
+        Import(0, "pkg.ops.dcn.DeformPack", True, False, True, placeholder=True),
+        Import(0, "pkg.ops.dcn.deform_fn", True, False, True, placeholder=True),
     ]
     # a tested placeholder is a fallback, not a placeholder
     assert [i.placeholder for i in scan_imports(dedent(TESTED)) if i.module.startswith("pkg")] == [False, False]

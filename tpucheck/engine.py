@@ -28,7 +28,8 @@ from tpucheck.analyze.cache import CacheStats, ResultCache
 from tpucheck.analyze.chosen import chosen_kernel_modules
 from tpucheck.analyze.cmake import is_cmake_file
 from tpucheck.analyze.imports import facts_of_bytes, import_facts
-from tpucheck.analyze.reachability import build_paths, import_resolver, imported_by, module_name, reachability_of
+from tpucheck.analyze.packages import build_paths
+from tpucheck.analyze.reachability import import_resolver, imported_by, module_name, reachability_of
 from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
 from tpucheck.config.settings import ScanOptions, Settings, default_jobs
 from tpucheck.discover.sourcetext import SourceTextError, decode

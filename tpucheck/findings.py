@@ -145,6 +145,9 @@ class Import:
     """Conditional, and under a `try` or an `if` too: a path chosen where the code runs
     (`if flash_attn_is_installed(): from .flash_models import llama`), not a lazy import
     that only breaks an import cycle."""
+    branch: bool = False
+    """Under an `if`, `elif` or `else` and no try or function: it runs whenever its side of
+    the test is taken (the main path on its platform, or under its setting)."""
     placeholder: bool = False
     """Under a `try` whose `except` binds the names it imports to None or `object`, which
     the module never tests: it loads without them and fails where they are used

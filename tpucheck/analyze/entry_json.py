@@ -43,7 +43,7 @@ def result_to_json(result: FileResult) -> dict[str, Any]:
 
 def _facts_to_json(facts: ImportFacts) -> dict[str, Any]:
     return {
-        "imports": [[i.level, i.module, i.conditional, i.top, i.guarded, i.placeholder] for i in facts.imports],
+        "imports": [[i.level, i.module, i.conditional, i.top, i.guarded, i.branch, i.placeholder] for i in facts.imports],
         "builds": [[b.name, list(b.sources), b.package] for b in facts.builds],
         "workloads": list(facts.workloads),
         "options": [[name, on] for name, on in facts.options],
@@ -59,8 +59,10 @@ def _facts_from_json(data: Any) -> ImportFacts | None:
         raise Malformed
     imports = []
     for item in expect_list(data["imports"]):
-        level, module, conditional, top, guarded, placeholder = expect_list(item, length=6)
-        imports.append(Import(expect_int(level), expect_str(module), expect_bool(conditional), expect_bool(top), expect_bool(guarded), expect_bool(placeholder)))
+        level, module, conditional, top, guarded, branch, placeholder = expect_list(item, length=7)
+        imports.append(
+            Import(expect_int(level), expect_str(module), expect_bool(conditional), expect_bool(top), expect_bool(guarded), expect_bool(branch), expect_bool(placeholder))
+        )
     builds = []
     for item in expect_list(data["builds"]):
         name, sources, package = expect_list(item, length=3)

@@ -121,6 +121,7 @@ def scan_imports(text: str) -> list[Import]:
     pending: list[str] | None = None  # an import whose names continue on the next lines
     pending_conditional = pending_top = pending_guarded = False
     pending_try: int | None = None
+    pending_branch = False
     for raw in text.splitlines():
         line = raw.split("#", 1)[0].rstrip() if "#" in raw and in_string is None else raw.rstrip()
         if in_string is not None:
@@ -140,7 +141,7 @@ def scan_imports(text: str) -> list[Import]:
             if pending is not None:
                 pending[2] += " " + stripped
                 if depth == 0:
-                    made = _targets(pending[0], pending[1], pending[2], None, conditional=pending_conditional, top=pending_top, guarded=pending_guarded)
+                    made = _targets(pending[0], pending[1], pending[2], None, conditional=pending_conditional, top=pending_top, guarded=pending_guarded, branch=pending_branch)
                     _in_try(tries, pending_try, made, len(out), _bound_names(pending[2], None))
                     out.extend(made)
                     pending = None
@@ -177,17 +178,18 @@ def scan_imports(text: str) -> list[Import]:
             # apex loads two of its extensions so, inside functions and a `try`)
             conditional = any(kind in _OPTIONAL_BLOCKS for _, kind in blocks)
             guarded = conditional and any(kind in _CHOICE_BLOCKS for _, kind in blocks)
-            out.extend(Import(0, name, conditional, not blocks, guarded) for name in _IMPORT_BY_NAME.findall(stripped))
+            out.extend(Import(0, name, conditional, not blocks, guarded, _branch(blocks, conditional)) for name in _IMPORT_BY_NAME.findall(stripped))
             continue
         _, dots, base, names, plain = match.groups()
         conditional = any(kind in _OPTIONAL_BLOCKS for _, kind in blocks)
         guarded = conditional and any(kind in _CHOICE_BLOCKS for _, kind in blocks)
+        branch = _branch(blocks, conditional)
         # the try whose handler decides this import, if it sits directly in one
         in_try = blocks[-1][0] if blocks and blocks[-1][1] == "try" and not any(kind in _OPTIONAL_BLOCKS for _, kind in blocks[:-1]) else None
         if depth and names is not None:
-            pending, pending_conditional, pending_top, pending_guarded, pending_try = [dots, base, names], conditional, not blocks, guarded, in_try
+            pending, pending_conditional, pending_top, pending_guarded, pending_try, pending_branch = [dots, base, names], conditional, not blocks, guarded, in_try, branch
             continue
-        made = _targets(dots, base, names, plain, conditional=conditional, top=not blocks, guarded=guarded)
+        made = _targets(dots, base, names, plain, conditional=conditional, top=not blocks, guarded=guarded, branch=branch)
         _in_try(tries, in_try, made, len(out), _bound_names(names, plain))
         out.extend(made)
     return _placeholders(out, placeholders, text)
@@ -218,7 +220,14 @@ def _placeholders(out: list[Import], placeholders: list[tuple[list[int], set[str
     return out
 
 
-def _targets(dots: str, base: str, names: str | None, plain: str | None, *, conditional: bool, top: bool = False, guarded: bool = False) -> list[Import]:
+def _branch(blocks: list[tuple[int, str]], conditional: bool) -> bool:
+    """Under an `if`/`elif`/`else` and nothing that makes the import conditional."""
+    return not conditional and any(kind in ("if", "elif", "else") for _, kind in blocks)
+
+
+def _targets(
+    dots: str, base: str, names: str | None, plain: str | None, *, conditional: bool, top: bool = False, guarded: bool = False, branch: bool = False
+) -> list[Import]:
     rest = names if names is not None else plain or ""
     out: list[Import] = []
     for piece in rest.strip("() \\").split(","):
@@ -226,9 +235,9 @@ def _targets(dots: str, base: str, names: str | None, plain: str | None, *, cond
         if not _NAME.fullmatch(target):
             continue  # `*`, or a name continued on a line this scan does not join
         if plain is not None:
-            out.append(Import(0, target, conditional, top, guarded))
+            out.append(Import(0, target, conditional, top, guarded, branch))
         else:
-            out.append(Import(len(dots), f"{base}.{target}" if base else target, conditional, top, guarded))
+            out.append(Import(len(dots), f"{base}.{target}" if base else target, conditional, top, guarded, branch))
     return out
 
 

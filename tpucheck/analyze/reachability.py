@@ -28,13 +28,12 @@ from tpucheck.analyze.copies import copy_of, in_unimported_copy, vendored_copies
 from tpucheck.analyze.excepted import EXCEPT_TWIN, excepted_extensions
 from tpucheck.analyze.import_graph import ImportGraph, module_name
 from tpucheck.analyze.imports import Build, Import, ImportFacts, import_facts, scan_imports
+from tpucheck.analyze.packages import GUARDED_MODULE, build_paths, own_packages, placeholder_evidence
+from tpucheck.analyze.packages import NATIVE as _NATIVE
 from tpucheck.findings import JitBuild, Reason
 from tpucheck.ruleset.judgement import VENDORED_COPY, Judgement
 
 __all__ = ["Import", "ImportFacts", "Reachability", "import_resolver", "imported_by", "reachability", "reachability_of", "scan_imports"]
-_NATIVE = (".cu", ".cuh")
-GUARDED_MODULE = "fallback.guarded-module"
-"""The evidence rule of a module every importer loads under a try or an if."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +145,17 @@ def reachability_of(
     elsewhere = frozenset(judgement.other_accelerator_modules)
     other_accelerator: dict[str, Reason] = {}
     engines: dict[str, Reason] = {}
+    # Modules that import a CUDA-only inference engine at their top: one that the product
+    # imports only on one side of an if (`if not opt.engine: model = create_model(opt)
+    # else: from run_engine import run_trt_engine`) is the engine's alternative path, chosen
+    # by the test (blind set 25: pix2pixHD's TensorRT runner read as required).
+    chosen_engines: set[str] = set()  # engine modules imported on a side of an if
+    engine_modules = {
+        dotted
+        for dotted, path in graph.modules.items()
+        if (known := facts(path)) is not None
+        and any(imp.top and not imp.level and _engine(imp.module, judgement.cuda_engines) and not graph.resolve(dotted, imp) for imp in known.imports)
+    }
     for dotted, path in graph.modules.items():
         known = facts(path)
         if known is None:
@@ -167,6 +177,9 @@ def reachability_of(
         for imp, targets in zip(known.imports, resolved, strict=True):
             if imp.guarded and targets and targets[0] in either:
                 imp = replace(imp, conditional=False, guarded=False)
+            elif imp.branch and targets and targets[0] in engine_modules and targets[0] != dotted:
+                imp = replace(imp, conditional=True, guarded=True)
+                chosen_engines.add(targets[0])
             if imp.top and not imp.level and imp.module.partition(".")[0] in elsewhere and path not in other_accelerator:
                 other_accelerator[path] = Reason("alternative.other-accelerator", f"`import {imp.module}` at the top of {path}")
             if imp.top and not imp.level and not targets and path not in engines and _engine(imp.module, judgement.cuda_engines):
@@ -215,7 +228,9 @@ def reachability_of(
     # by its dotted path (`from extensions.kernels.cauchy import ...`: a namespace package).
     # A module of a copied package (`copies`) is no entry point: it runs when imported.
     required = {
-        m for m, path in graph.modules.items() if (m not in imported and copy_of(m, copies) is None) or (_top_level(path, packages) and m not in by_path)
+        m
+        for m, path in graph.modules.items()
+        if (m not in imported and copy_of(m, copies) is None) or (_top_level(path, packages) and m not in by_path and m not in chosen_engines)
     }
     stack = list(required)
     while stack:
@@ -276,7 +291,7 @@ def reachability_of(
             # helper the build scan cannot name): its sources go with it; where every
             # such try leaves an untested None or `object` in its place, a known edit
             native_optional.add(path)
-            evidence[path] = _placeholder(copy, path, packages, graph.modules, placeholder_into - fallback_into)
+            evidence[path] = placeholder_evidence(copy, path, packages, graph.modules, placeholder_into - fallback_into)
     for path, reason in dispatched.items():
         # A source a required extension's build lists (`CUDAExtension` in setup.py) stays
         # on the main path whatever else builds it.
@@ -288,52 +303,10 @@ def reachability_of(
     twinned = _twinned_builds(declared, twins, native_files)
     for name, reason in twinned.items():
         evidence.setdefault(name, reason)
-    own = _own_packages(packages, built_packages, native_files, supporting)
+    own = own_packages(packages, built_packages, native_files, supporting)
     return Reachability(
         optional_files | frozenset(native_optional), ext_optional | frozenset(built_optionally) | frozenset(twinned), evidence, other_accelerator, built, engines, own
     )
-
-
-def _placeholder(reason: Reason, path: str, packages: set[str], modules: dict[str, str], placeholder_only: set[str]) -> Reason:
-    """A package's evidence for a CUDA source inside it, as `guard.placeholder` when every
-    import of the package by choice sits in a try whose handler binds an untested None or
-    `object` in its place (BasicSR's `ModulatedDeformConvPack = object`): the product loads
-    without the kernels, and fails where it uses them."""
-    if reason.rule != GUARDED_MODULE:
-        return reason
-    folder = path.rpartition("/")[0]
-    while folder and folder not in packages:
-        folder = folder.rpartition("/")[0]
-    dotted = next((m for m, p in modules.items() if p in (f"{folder}/__init__.py", f"{folder}/__init__.pyi")), None)
-    if dotted is None or dotted not in placeholder_only:
-        return reason
-    return Reason("guard.placeholder", f"{reason.evidence}; the try binds an untested None or `object` in its place: what uses the kernels fails")
-
-
-def _own_packages(packages: set[str], built: dict[str, tuple[str, Build]], native_files: list[str], supporting: Callable[[str], bool]) -> dict[str, str]:
-    """The project's packages that hold compiled code of their own, each with a CUDA source
-    of it (its build file when none of the sources it lists is in the tree): the top
-    package of an extension a build names (`pointnet2_ops` of `pointnet2_ops._ext`), and
-    the innermost package a product CUDA source sits in (`pkg/_ext-src/src/x.cu` -> `pkg`).
-    Keyed by the name an import uses, and only for folders that are packages of the
-    project. The judgement places the source: code priced apart (a submodule) is not the
-    product's own."""
-    names = {folder.rpartition("/")[2] for folder in packages}
-    native = set(native_files)
-    own: dict[str, str] = {}
-    for name, (path, build) in sorted(built.items()):
-        if name in names:
-            listed = build_paths(path, build)
-            own[name] = next((f for f in sorted(native) if f in listed or any(f.startswith(d) for d in listed if d.endswith("/"))), path)
-    for path in sorted(native_files):
-        if not path.endswith(_NATIVE) or supporting(path):
-            continue
-        folder = path.rpartition("/")[0]
-        while folder and folder not in packages:
-            folder = folder.rpartition("/")[0]
-        if folder:
-            own.setdefault(folder.rpartition("/")[2], path)
-    return own
 
 
 def _inherit_evidence(modules: dict[str, str], edges: dict[str, list[tuple[str, bool]]], required: set[str], evidence: dict[str, Reason]) -> None:
@@ -587,13 +560,3 @@ def _note_builds(declared: dict[str, set[str]], path: str, builds: Iterable[Buil
         declared.setdefault(build.name, set()).update(build_paths(path, build))
 
 
-def build_paths(path: str, build: Build) -> set[str]:
-    """The sources a build in the file at `path` lists, as project paths: each relative to
-    the build file's folder or to the project's top (the import graph decides which, so
-    both); a folder (`csrc/`) keeps its slash and stands for every source under it."""
-    folder = path.rpartition("/")[0]
-    out: set[str] = set()
-    for source in build.sources:
-        slash = "/" if source.endswith("/") else ""
-        out.update((posixpath.normpath(source) + slash, posixpath.normpath(posixpath.join(folder, source)) + slash))
-    return out

@@ -10,12 +10,13 @@ fired (rules/judgement.yaml) and the evidence.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from fnmatch import fnmatchcase
 
 from tpucheck.analyze.bindings import KERNEL_BINDING, binding_at
 from tpucheck.analyze.reachability import GUARDED_MODULE, Reachability
 from tpucheck.findings import PENDING, SEVERITIES, FileResult, Finding, RawMatch, Reason, fingerprints, suppression_key
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES, Roles
-from tpucheck.ruleset.judgement import Scoring
+from tpucheck.ruleset.judgement import DROP_IN, Scoring
 from tpucheck.ruleset.model import Rule
 
 __all__ = ["Placed", "Placement", "place", "placed_severity"]
@@ -139,6 +140,9 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
         own = _own_extension(match, rule, reach, placement.scoring)
         if own is not None:
             because.append(own)
+        drop_in = _drop_in(match, rule, placement.scoring)
+        if drop_in is not None:
+            because.append(drop_in)
         place_role = _role(match.role, file_role, result.path, result.path in roles.launched)
         if match.role is not None and place_role != match.role:  # the block's mark did not apply: no reason of it
             because = [r for r in because if not r.rule.startswith("role.")]
@@ -229,6 +233,15 @@ def _own_extension(match: RawMatch, rule: Rule, reach: Reachability | None, scor
         return None
     name = next((part for part in reversed(match.detail.split(".")) if part in reach.built), None)
     return Reason(OWN_EXTENSION, f"`{name}` is built by {reach.built[name]}: ported with its kernels") if name is not None else None
+
+
+def _drop_in(match: RawMatch, rule: Rule, scoring: Scoring) -> Reason | None:
+    """A CUDA-only package's module that has a drop-in PyTorch module (rules/judgement.yaml
+    `score.caps.drop_in`: `from apex import amp`): replaced by an edit."""
+    globs = scoring.drop_in.get(rule.id)
+    if not globs or not match.detail or not any(fnmatchcase(match.detail, glob) for glob in globs):
+        return None
+    return Reason(DROP_IN, f"`{match.detail}` has a drop-in PyTorch module: replacing it is an edit, not a dependency to port")
 
 
 def _own_package(match: RawMatch, reach: Reachability | None, roles: Roles) -> Reason | None:

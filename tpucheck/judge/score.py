@@ -38,7 +38,7 @@ from tpucheck.findings import Finding
 from tpucheck.judge.place import OWN_EXTENSION
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES
 from tpucheck.judge.shares import Share, command_of, keep_heaviest
-from tpucheck.ruleset.judgement import Judgement, Scoring
+from tpucheck.ruleset.judgement import DROP_IN, Judgement, Scoring
 from tpucheck.ruleset.model import Rule
 
 PHASES = ("run", "mechanical", "validation", "fallback", "supporting", "optional", "performance")
@@ -104,7 +104,7 @@ class Model:
     def weight(self, finding: Finding) -> float:
         s = self.s
         severity = s.severity_weight[finding.severity]
-        if finding.severity == "blocker" and s.edit_blocker_weight is not None and finding.inventory not in s.capped_inventories:
+        if finding.severity == "blocker" and s.edit_blocker_weight is not None and not self.replaced_whole(finding):
             severity = s.edit_blocker_weight
         weight = severity * s.confidence_factor[finding.confidence]
         if is_supporting(finding):
@@ -270,6 +270,11 @@ class Model:
     def score_of(self, cost: float) -> float:
         return round(max(0.0, 100.0 - self.s.points_per_doubling * math.log2(1.0 + cost / self.s.hours_unit)), 1)
 
+    def replaced_whole(self, finding: Finding) -> bool:
+        """A kernel or a CUDA-only package to replace (grade D at best while it blocks),
+        unless its module has a drop-in PyTorch one (`cap.drop-in`): that is an edit."""
+        return finding.inventory in self.s.capped_inventories and not any(reason.rule == DROP_IN for reason in finding.because)
+
     def capped(self, score: float, findings: Iterable[Finding]) -> float:
         """A grade never says "runs after mechanical edits" while a blocker stands on the
         product's main path, nor less than "kernels or dependencies to replace" while a
@@ -278,7 +283,7 @@ class Model:
         for finding in findings:
             if finding.severity != "blocker" or finding.guarded or not is_product(finding):
                 continue
-            cap = min(cap, self.s.kernel_cap if finding.inventory in self.s.capped_inventories else self.s.blocker_cap)
+            cap = min(cap, self.s.kernel_cap if self.replaced_whole(finding) else self.s.blocker_cap)
         return min(score, cap)
 
     def grade_of(self, score: float) -> str:

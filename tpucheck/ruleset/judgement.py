@@ -16,6 +16,8 @@ from tpucheck.ruleset.problems import Problems
 
 __all__ = ["VENDORED_COPY", "Guards", "Judgement", "PathRole", "Scoring", "build_judgement"]
 
+DROP_IN = "cap.drop-in"
+"""The reason a CUDA-only package's module with a drop-in PyTorch module weighs as an edit."""
 VENDORED_COPY = "fallback.vendored-copy"
 """The evidence rule of a module of a copied package that nothing imports."""
 
@@ -127,6 +129,8 @@ class Scoring:
     """The highest score with any other blocker on the main path: grade A says the product
     runs after mechanical edits, which a blocker contradicts."""
     capped_inventories: frozenset[str] = frozenset()
+    drop_in: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Rule id -> globs of imported modules with a drop-in PyTorch module: an edit, uncapped."""
     """Blockers of these inventories (kernels, CUDA-only packages) cap the score at `kernel_cap`."""
     validation: dict[str, tuple[float, float]] = field(default_factory=dict)
     """Hours per workload to run the port once on the target and check its numerics."""
@@ -331,6 +335,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             kernel_cap=float(score_raw["caps"]["kernel"]),
             blocker_cap=float(score_raw["caps"]["blocker"]),
             capped_inventories=frozenset(score_raw["caps"]["kernel_inventories"]),
+            drop_in={rule: tuple(globs) for rule, globs in score_raw["caps"].get("drop_in", {}).get("modules", {}).items()},
             validation={workload: _range(hours) for workload, hours in score_raw["validation"]["hours"].items()},
             validation_weight=float(score_raw["validation"]["weight"]),
             validation_share=float(score_raw["validation"].get("share", 0.0)),
@@ -352,6 +357,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             rationale[key] = entry
         if "core" in score_raw:
             rationale["grade.core"] = score_raw["core"]["why"]
+        if "drop_in" in score_raw["caps"]:
+            rationale[DROP_IN] = score_raw["caps"]["drop_in"]["why"]
     return Judgement(
         roles=tuple(roles),
         optional_paths=optional_paths,
