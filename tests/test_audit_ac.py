@@ -38,3 +38,40 @@ def test_an_applications_gpus_argument_is_no_scheduler_request(tmp_path: Path) -
         # `--gpus` list is its own argument
         ("cluster/train.sh", 1, 6, "major", "gpus"),
     ]
+
+
+HOME = """\
+import torch
+
+
+def to_normal(tensor, orig_device):
+    if tensor.is_cuda and orig_device == "cpu":
+        tensor = tensor.cpu()
+    return tensor
+
+
+def home(predicted):
+    return predicted.cpu() if predicted.is_cuda else predicted
+
+
+def token_for(enc_state, token):
+    if enc_state.is_cuda:
+        token = token.cuda()
+    return token
+
+
+def stats(x):
+    if x.is_cuda:
+        x = x.cpu()
+        print(x.sum())
+    return x
+"""
+
+
+def test_an_is_cuda_test_whose_cuda_side_only_brings_values_home_needs_no_edit(tmp_path: Path) -> None:
+    """Audits AB and AC: `if t.is_cuda: t = t.cpu()` and `x.cpu() if x.is_cuda else x` leave
+    a TPU value where it is, as a CPU one; judged false. Adversarial: a CUDA side that moves
+    a value to CUDA, or that computes besides, keeps its finding."""
+    (tmp_path / "gather.py").write_text(HOME)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    assert sorted((f.span.line, f.span.column, f.severity) for f in result.findings if f.rule == "DP013") == [(15, 8, "minor"), (21, 8, "minor")]

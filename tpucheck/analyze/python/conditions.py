@@ -407,6 +407,23 @@ def _placement_call(names: Names, value: cst.BaseExpression) -> bool:
     return names.qualified(value.func) in guards.placement_calls
 
 
+def brings_home(value: cst.BaseExpression) -> bool:
+    """`x.cpu()`, `x.detach().cpu()`: a value brought back to the host, nothing computed."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "cpu" and not value.args):
+        return False
+    receiver = value.func.value
+    while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value == "detach" and not receiver.args:
+        receiver = receiver.func.value
+    return isinstance(receiver, (cst.Name, cst.Attribute))
+
+
+def to_host_only(suite: cst.BaseSuite | None) -> bool:
+    """A CUDA side that only brings values back to the host (`if t.is_cuda: t = t.cpu()`,
+    with no other side): a TPU value stays where it is, as a CPU one does, and nothing
+    needs an edit (audits AB and AC: gather helpers that move results home)."""
+    return every_statement(suite, lambda small: isinstance(small, cst.Assign) and brings_home(small.value))
+
+
 def reports_only(names: Names, suite: cst.BaseSuite | None) -> bool:
     """A branch that only reports (`print`, a log call, or text added to a message:
     `DESCRIPTION += "Running on CPU"`): the device test in front of it picks words, not a

@@ -83,7 +83,7 @@ class StatementWalker(BaseWalker):
             polarity > 0 and conditions.cuda_settings_only(self, node.body)
         ) or (polarity != 0 and node.orelse is None and conditions.reports_only(self, node.body)) or choices.turns_feature_off(self, node, polarity) or (
             polarity != 0 and isinstance(node.orelse, cst.Else) and conditions.placement_only(self, node.body) and conditions.placement_only(self, node.orelse.body)
-        )
+        ) or (polarity > 0 and node.orelse is None and conditions.to_host_only(node.body))
         with self.enter(guard_test=guard_test, fatal=choices.stops_without_cuda(self, node, polarity)):
             self.walk(node.test)
         outer = self.frame

@@ -282,7 +282,7 @@ class Walker(StatementWalker):
         plain one as its fallback. A CUDA test choosing between two names that are not
         devices (`"xformers" if torch.cuda.is_available() else "sdpa"`) picks a feature, not
         the device: the check is no finding of its own (`unless: guard`), what it picks is."""
-        with self.enter(guard_test=self.frame.guard_test or choices.picks_feature(self, node)):
+        with self.enter(guard_test=self.frame.guard_test or choices.picks_feature(self, node) or self._stays_put(node)):
             self.walk(node.test)
         body, orelse, plain = self._arms(node)
         start = len(self.hits)
@@ -293,6 +293,13 @@ class Walker(StatementWalker):
             self.walk(node.orelse, ctx)
         if plain:
             self._settle_sides(node.test, node.body, node.orelse, start, middle)
+
+    def _stays_put(self, node: cst.IfExp) -> bool:
+        """`x.cpu() if x.is_cuda else x`: the CUDA side brings the value home, the other
+        leaves it as it is; a TPU value stays on the TPU, and the check needs no edit."""
+        polarity = conditions.cuda_polarity(self, node.test)
+        home, other = (node.body, node.orelse) if polarity > 0 else (node.orelse, node.body)
+        return polarity != 0 and conditions.brings_home(home) and isinstance(other, (cst.Name, cst.Attribute))
 
     def _arms(self, node: cst.IfExp) -> tuple[Guard | None, Guard | None, bool]:
         """The guards of a conditional's body and other arm, and whether its test is a plain
