@@ -321,6 +321,7 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         targets=tuple((target, _target_override(override)) for target, override in sorted(raw.get("targets", {}).items())),
         unless=raw.get("unless"),
         scalars_at_most=raw.get("scalars_at_most"),
+        tolerated_build_at_most=raw.get("tolerated_build_at_most"),
         ops=tuple(raw.get("ops", ())),
         codemod=CodemodRef(codemod["name"], bool(codemod["safe"]), tuple((str(k), str(v)) for k, v in (codemod.get("values") or {}).items())) if codemod is not None else None,
     )

@@ -247,6 +247,10 @@ class Rule:
     """A keyword match in a tensor built from a literal of a few scalars
     (`torch.tensor([count, total], dtype=torch.float64)`) is at most this severity: a
     counter of two numbers costs nothing in fp64 wherever it lives."""
+    tolerated_build_at_most: str | None = None
+    """In a file that catches a failed extension build and goes on (`try:
+    CUDAExtension(...) except Exception: ext_modules = []`), a match is at most this
+    severity: `pip install` succeeds on a host without CUDA, without the extension."""
     installs_on_tpu: bool = False
     """For a package rule: the package installs and imports on a TPU host (DeepSpeed,
     bitsandbytes, Triton), so a manifest that lists it blocks nothing; its use in code is

@@ -11,6 +11,7 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
+from tpucheck.analyze.python.builds import tolerates_failed_build
 from tpucheck.analyze.python.context import Guard
 from tpucheck.analyze.python.index import PythonIndex
 from tpucheck.analyze.python.nesting import (
@@ -160,6 +161,7 @@ def _matches(text: str, module: cst.Module, index: PythonIndex, path: str = "", 
     shifts = column_shifts(text, module.code) if "\f" in text else {}
     matches: list[RawMatch] = []
     seen: set[tuple[str, int, int]] = set()
+    tolerated: bool | None = None  # read once, when a rule asks
     for hit in hits:
         line, column, end_line, end_column = ranges[id(hit.node)]
         if hit.start is not None:
@@ -192,6 +194,13 @@ def _matches(text: str, module: cst.Module, index: PythonIndex, path: str = "", 
             if capped != (severity or rule.severity):
                 severity = capped
                 reasons.append(Reason("place.report" if hit.report else "place.default", "in a print or log call: at most minor" if hit.report else "a parameter's default, which callers override: at most minor"))
+        if rule.tolerated_build_at_most is not None and not matcher.fatal:  # an exit still stops the install
+            if tolerated is None:
+                tolerated = tolerates_failed_build(module)
+            capped = _at_most(severity or rule.severity, rule.tolerated_build_at_most) if tolerated else severity or rule.severity
+            if capped != (severity or rule.severity):
+                severity = capped
+                reasons.append(Reason("place.tolerated-build", f"the build script catches a failed extension build and installs without it: at most {capped}"))
         if hit.scalars and rule.scalars_at_most is not None:
             capped = _at_most(severity or rule.severity, rule.scalars_at_most)
             if capped != (severity or rule.severity):
