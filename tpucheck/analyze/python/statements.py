@@ -495,8 +495,9 @@ def _cuda(hit: Hit) -> bool:
 
 def _defined_as(matcher: Matcher, node: cst.FunctionDef, class_bases: tuple[str, ...]) -> bool:
     """A define matcher's placement: `in_class`, a method of a class whose base resolves to
-    one of these globs; `not_static`, not a `@staticmethod` (a legacy autograd Function's
-    `forward(self, ...)`, which torch 1.5 and later refuse)."""
+    one of these globs; `not_static`, neither a `@staticmethod` nor a `@classmethod` (a
+    legacy autograd Function's `forward(self, ...)`, which torch 1.5 and later refuse when
+    the instance is called; `Function.apply` binds a classmethod's `cls` itself, audit AE)."""
     if matcher.in_class and not any(fnmatchcase(base, p) for base in class_bases for p in matcher.in_class):
         return False
-    return not (matcher.not_static and any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators))
+    return not (matcher.not_static and any(isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod") for d in node.decorators))
