@@ -11,6 +11,7 @@ one of whose handlers does not end by raising.
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers as m
 
 from tpucheck.analyze.python.conditions import fails
 
@@ -21,34 +22,17 @@ _BUILDS = frozenset({"CUDAExtension", "CppExtension", "build_extension", "build_
 
 def tolerates_failed_build(module: cst.Module) -> bool:
     """A `try` that builds an extension and has a handler that goes on."""
-    finder = _Finder()
-    module.visit(finder)
-    return finder.found
-
-
-class _Finder(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Try(self, node: cst.Try) -> bool:
-        if not self.found and _builds(node.body) and any(not fails(handler.body, frozenset()) for handler in node.handlers):
-            self.found = True
-        return not self.found
+    return any(
+        _builds(node.body) and any(not fails(handler.body, frozenset()) for handler in node.handlers)
+        for node in m.findall(module, m.Try())
+        if isinstance(node, cst.Try)
+    )
 
 
 def _builds(body: cst.BaseSuite) -> bool:
-    calls = _Calls()
-    body.visit(calls)
-    return calls.found
-
-
-class _Calls(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_Call(self, node: cst.Call) -> bool:
-        func = node.func
+    for call in m.findall(body, m.Call()):
+        func = call.func if isinstance(call, cst.Call) else None
         name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
         if name in _BUILDS:
-            self.found = True
-        return not self.found
+            return True
+    return False
