@@ -96,3 +96,43 @@ def test_apex_contrib_kernels_keep_the_cap(tmp_path: Path) -> None:
     rules = sorted((f.span.line, [r.rule for r in f.because]) for f in result.findings if f.rule == "DEP001")
     assert rules == [(2, ["cap.drop-in"]), (3, [])]
     assert result.score is not None and result.score.score <= 59.9
+
+
+EVAL = """\
+import argparse
+
+import torch
+
+
+def test_net(net, image):
+    return net(image.cuda())
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--trained_model", default="weights/model.pth")
+    net = torch.load(parser.parse_args().trained_model).cuda()
+"""
+
+
+def test_a_test_py_that_holds_no_test_is_a_script(tmp_path: Path) -> None:
+    """Audit AE (CRAFT): `test.py` is the README's only command, an evaluation script that
+    pytest never collects; its `def test_net` is an evaluation loop. Adversarial: a
+    `test.py` with a TestCase, one that checks a kernel's numerics (`gradcheck`), and one
+    under `tests/` stay tests. The role is the same in a sharded scan (tree facts round-trip)."""
+    files = {
+        "test.py": EVAL,
+        "units/test.py": "import unittest\n\nimport torch\n\n\nclass T(unittest.TestCase):\n    def test_cuda(self):\n        torch.zeros(1).cuda()\n",
+        "ops/test.py": "import torch\nfrom torch.autograd import gradcheck\n\nx = torch.randn(3, dtype=torch.double).cuda()\nprint(gradcheck(torch.sin, (x.requires_grad_(),)))\n",
+        "tests/test.py": "import torch\n\nprint(torch.zeros(1).cuda())\n",
+    }
+    result = _scan(tmp_path, files)
+    roles = {f.path: (f.role, f.because[0].rule) for f in result.findings if f.rule == "CA003" and (f.path, f.span.line) != ("test.py", 7)}
+    assert roles == {
+        "test.py": ("script", "role.script"),
+        "units/test.py": ("test", "role.test"),
+        "ops/test.py": ("test", "role.test"),
+        "tests/test.py": ("test", "role.test"),
+    }
+    (cuda,) = [f for f in result.findings if f.path == "test.py" and f.span.line == 13]
+    assert (cuda.rule, cuda.severity, cuda.role) == ("CA003", "major", "script")

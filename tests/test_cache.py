@@ -471,12 +471,13 @@ def test_tree_facts_round_trip_through_json() -> None:
     from tpucheck.findings import Reason
 
     facts = TreeFacts(
-        Reachability(frozenset({"a.py"}), frozenset({"ext_cuda"}), {"a.py": Reason("fallback.optional-module", "why", 3, None)}, {"m.py": Reason("alternative.other-accelerator", "x")}, {"ext_cuda": "setup.py"}, {"trt.py": Reason("set-aside.cuda-engine", "y")}),
+        Reachability(frozenset({"a.py"}), frozenset({"ext_cuda"}), {"a.py": Reason("fallback.optional-module", "why", 3, None)}, {"m.py": Reason("alternative.other-accelerator", "x")}, {"ext_cuda": "setup.py"}, {"trt.py": Reason("set-aside.cuda-engine", "y")}, {"knn_cuda": "lib/csrc/knn.cu"}),
         frozenset({"cli.py"}),
         {"v1/a.py": Reason("version.older", "v2 beside it")},
         {"a.py": frozenset({"training", "inference"})},
         {"use_x": "cfg.py"},
         {"third_party/r": ("https://example.org/r.git", True, frozenset({"third_party/r/src/k.cu"}))},
+        scripts={"test.py": "test.py defines no test"},
     )
     assert tree_from_json(json.loads(json.dumps(tree_to_json(facts)))) == facts
     assert tree_from_json(tree_to_json(TreeFacts())) == TreeFacts()

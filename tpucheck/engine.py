@@ -32,6 +32,7 @@ from tpucheck.analyze.packages import build_paths
 from tpucheck.analyze.reachability import import_resolver, imported_by, module_name, reachability_of
 from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
 from tpucheck.config.settings import ScanOptions, Settings, default_jobs
+from tpucheck.discover.first_party import first_party_packages
 from tpucheck.discover.sourcetext import SourceTextError, decode
 from tpucheck.discover.submodules import gitmodules_text, parse_submodules
 from tpucheck.discover.walk import (
@@ -41,7 +42,15 @@ from tpucheck.discover.walk import (
 )
 from tpucheck.findings import FileResult, Finding, ImportFacts, ScanError, Skipped
 from tpucheck.gates.finish import Assembled, finish
-from tpucheck.judge.entrypoints import LAUNCHERS, SHELL_COMMENT, dead_launch_lines, entry_point_paths, launched_paths, nested_projects
+from tpucheck.judge.entrypoints import (
+    LAUNCHERS,
+    SHELL_COMMENT,
+    dead_launch_lines,
+    entry_point_paths,
+    launched_paths,
+    nested_projects,
+    test_named_scripts,
+)
 from tpucheck.judge.place import Placement, place
 from tpucheck.judge.roles import Roles
 from tpucheck.judge.verdict import build_result
@@ -255,20 +264,6 @@ def _run_pool(
     return [source for number in sorted(lost) for source in lost[number]]
 
 
-def first_party_packages(root: str) -> frozenset[str]:
-    """The scanned project's own top-level packages: `pkg/__init__.py` or
-    `src/pkg/__init__.py` under the root. Read from the file system rather than from the
-    files discovered, so that a scan of a few files (pre-commit) or of one shard knows them too."""
-    names: set[str] = set()
-    for parent in (root, os.path.join(root, "src")):
-        try:
-            entries = os.listdir(parent)
-        except OSError:
-            continue
-        names.update(name for name in entries if name.isidentifier() and os.path.isfile(os.path.join(parent, name, "__init__.py")))
-    return frozenset(names)
-
-
 def shard_of(path: str, count: int) -> int:
     """The 1-based shard a path belongs to: a hash of the path alone, so every machine of a
     CI matrix agrees without talking to the others."""
@@ -409,7 +404,8 @@ def _compute_tree_facts(
         for path, importer in imported_by(python, facts, lambda path: not by_folder.supporting(path) or path in launched_files).items()
         if by_folder.supporting(path)
     }
-    roles = Roles(judgement, entry_points, launched=launched_files, nested=nested, imported=imported_files)
+    scripts = test_named_scripts(python, read, by_folder.named_only)
+    roles = Roles(judgement, entry_points, launched=launched_files, nested=nested, imported=imported_files, scripts=scripts)
     cmake = [f.path for f in found.files if is_cmake_file(f.path)]
     reach = reachability_of(python, native, facts, roles.supporting, judgement, read, cmake)
     product_python = [p for p in python if not roles.supporting(p)]
@@ -426,7 +422,9 @@ def _compute_tree_facts(
     dead = dead_launch_lines([f.path for f in found.files], read)
     checks = _checks(python, facts)
     bindings = kernel_bindings(product_python, facts, read, frozenset(reach.built), judgement.frameworks) if judgement.binding_categories else {}
-    return TreeFacts(reach, entry_points, older_versions(by_path, judgement), workloads, options_off, apart, launched, launched_files, nested, dead, imported_files, checks, bindings)
+    return TreeFacts(
+        reach, entry_points, older_versions(by_path, judgement), workloads, options_off, apart, launched, launched_files, nested, dead, imported_files, checks, scripts=scripts, bindings=bindings
+    )
 
 
 def _submodules_apart(
@@ -560,7 +558,7 @@ def assemble(
     what the user asked to and scores."""
     tree = tree or TreeFacts()
     rules = ruleset.by_id()
-    roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files)
+    roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files, tree.scripts)
     judged = ruleset.judgement
     placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories)
     findings: list[Finding] = []

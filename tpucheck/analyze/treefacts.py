@@ -59,6 +59,9 @@ class TreeFacts:
     checks: dict[str, str] = field(default_factory=dict)
     """Availability checks the project defines (`name()` -> the first module defining it,
     `ImportFacts.checks`): a test of a call of one elsewhere is a CUDA or package test."""
+    scripts: dict[str, str] = field(default_factory=dict)
+    """`test.py` files that hold no test, each with the evidence: scripts, product code
+    (judge/entrypoints.py `test_named_scripts`)."""
     bindings: dict[str, tuple[tuple[int, int, str, str], ...]] = field(default_factory=dict)
     """Path -> its autograd Functions that call an extension the project builds (first
     line, last line, class, extension: analyze/bindings.py): their CUDA-isms are the kernel's."""
@@ -87,6 +90,7 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
             "other_accelerator": _reasons(reach.other_accelerator),
             "engines": _reasons(reach.engines),
             "built": [[name, path] for name, path in sorted(reach.built.items())],
+            "own_packages": [[name, path] for name, path in sorted(reach.own_packages.items())],
         },
         "entry_points": sorted(tree.entry_points),
         "older": _reasons(tree.older),
@@ -100,18 +104,19 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "dead_lines": [[path, [[line, script] for line, script in sorted(lines.items())]] for path, lines in sorted(tree.dead_lines.items())],
         "checks": [[name, path] for name, path in sorted(tree.checks.items())],
         "bindings": [[path, [list(b) for b in spans]] for path, spans in sorted(tree.bindings.items())],
+        "scripts": [[path, why] for path, why in sorted(tree.scripts.items())],
     }
 
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings"}:
-        raise TypeError("tree facts must be an object with exactly their thirteen fields")
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts"}:
+        raise TypeError("tree facts must be an object with exactly their fourteen fields")
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
-        if type(raw) is not dict or set(raw) != {"optional_files", "optional_extensions", "evidence", "other_accelerator", "built", "engines"}:
-            raise TypeError("reach must be an object with exactly its six fields")
+        if type(raw) is not dict or set(raw) != {"optional_files", "optional_extensions", "evidence", "other_accelerator", "built", "engines", "own_packages"}:
+            raise TypeError("reach must be an object with exactly its seven fields")
         built = _pairs(raw["built"])
         reach = Reachability(
             _strings(raw["optional_files"]),
@@ -120,6 +125,7 @@ def tree_from_json(data: Any) -> TreeFacts:
             _reasons_from(raw["other_accelerator"]),
             built,
             _reasons_from(raw["engines"]),
+            _pairs(raw["own_packages"]),
         )
     workloads = {}
     for item in expect_list(data["workloads"]):
@@ -143,7 +149,8 @@ def tree_from_json(data: Any) -> TreeFacts:
         _dead_lines(data["dead_lines"]),
         _pairs(data["imported_files"]),
         _pairs(data["checks"]),
-        _bindings(data["bindings"]),
+        scripts=_pairs(data["scripts"]),
+        bindings=_bindings(data["bindings"]),
     )
 
 

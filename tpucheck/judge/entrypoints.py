@@ -23,7 +23,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["LAUNCHERS", "SHELL_COMMENT", "dead_launch_lines", "entry_point_paths", "launched_paths", "nested_projects"]
+__all__ = ["LAUNCHERS", "SHELL_COMMENT", "dead_launch_lines", "entry_point_paths", "launched_paths", "nested_projects", "test_named_scripts"]
 
 _SCRIPT_GROUPS = ("console_scripts", "gui_scripts")
 
@@ -203,6 +203,59 @@ def _resolve(word: str, folder: str, known: frozenset[str], python: list[str]) -
     ending = "/" + posixpath.normpath(tail)
     matches = [p for p in python if ("/" + p).endswith(ending)]
     return matches[0] if len(matches) == 1 else None
+
+
+_SCRIPT_NAMES = ("test.py", "tests.py")
+_CHECKS = frozenset({"gradcheck", "gradgradcheck", "allclose", "assert_close", "assert_allclose"})
+
+
+def test_named_scripts(files: Iterable[str], read: Callable[[str], str | None], named_only: Callable[[str], bool]) -> dict[str, str]:
+    """`test.py` files that hold no test and read a command line: an ML project's evaluation
+    or inference script (`python test.py --trained_model=...`, the README's command), product
+    code; a kernel folder's bare `test.py` that reads none stays a check. pytest never
+    collects `test.py`; a file is a test when it defines a `TestCase`, imports pytest or
+    unittest, or checks numerics (`gradcheck`, `allclose`: a
+    kernel's harness). Only where the name alone said test (`named_only`), never under
+    `tests/`. Path -> the evidence."""
+    out: dict[str, str] = {}
+    for path in sorted(files):
+        if posixpath.basename(path) not in _SCRIPT_NAMES or not named_only(path):
+            continue
+        try:
+            tree = ast.parse(read(path) or "")
+        except (SyntaxError, ValueError):
+            continue
+        nodes = list(ast.walk(tree))
+        if any(_reads_command_line(node) for node in nodes) and not any(_is_test(node) for node in nodes):
+            out[path] = f"{path} reads a command line and defines no test (no TestCase, no pytest, unittest or numerics check): a script"
+    return out
+
+
+_ARGUMENTS = frozenset({"argparse", "click", "fire", "hydra", "absl", "typer", "docopt"})
+
+
+def _reads_command_line(node: ast.AST) -> bool:
+    """A program's own command line: an argument parser imported, or `sys.argv` read."""
+    if isinstance(node, ast.Import):
+        return any(a.name.split(".")[0] in _ARGUMENTS for a in node.names)
+    if isinstance(node, ast.ImportFrom):
+        return (node.module or "").split(".")[0] in _ARGUMENTS
+    return isinstance(node, ast.Attribute) and node.attr == "argv" and isinstance(node.value, ast.Name) and node.value.id == "sys"
+
+
+def _is_test(node: ast.AST) -> bool:
+    # no function name: `def test(opt)` and `def test_net(...)` are many an evaluation
+    # loop, and pytest never collects this file to run one
+    if isinstance(node, ast.ClassDef):
+        return any((b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "").endswith("TestCase") for b in node.bases)
+    if isinstance(node, ast.Import):
+        return any(a.name.split(".")[0] in ("pytest", "unittest") for a in node.names)
+    if isinstance(node, ast.ImportFrom):
+        return (node.module or "").split(".")[0] in ("pytest", "unittest")
+    if isinstance(node, ast.Call):
+        func = node.func
+        return (func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else "") in _CHECKS
+    return False
 
 
 def _collected_by_pytest(path: str) -> bool:

@@ -30,12 +30,16 @@ class Roles:
         launched: Mapping[str, str] | None = None,
         nested: Mapping[str, str] | None = None,
         imported: Mapping[str, str] | None = None,
+        scripts: Mapping[str, str] | None = None,
     ) -> None:
         self.judgement = judgement
         self.entry_points = frozenset(entry_points)
         self.launched = dict(launched or {})
         """Python files the project's launch scripts run -> the first such script
         (judge/entrypoints.py `launched_paths`): product code, as entry points are."""
+        self.scripts = dict(scripts or {})
+        """`test.py` files that hold no test -> the evidence (judge/entrypoints.py
+        `test_named_scripts`): scripts, product code."""
         self.imported = dict(imported or {})
         """Python files product code imports -> the first such importer (reachability
         `imported_by`): a file only its name calls a test or demo is product when the
@@ -73,6 +77,9 @@ class Roles:
         launcher = self.launched.get(path)
         if launcher is not None and entry is not None and entry.role not in PRODUCT_ROLES:  # a name or folder said supporting
             return "script", Reason("role.launched", f"{path} is run by {launcher}")
+        script = self.scripts.get(path)
+        if script is not None and entry is not None and entry.role not in PRODUCT_ROLES:
+            return "script", Reason("role.script", script)
         importer = self.imported.get(path)
         if importer is not None and entry is not None and entry.role in SUPPORTING_ROLES:
             by_folder = self._folder_role(path)
@@ -84,6 +91,11 @@ class Roles:
         found = matched.search(path)
         assert found is not None
         return entry.role, Reason(entry.id, f"`{found.group(0).strip('/')}` in {path}")
+
+    def named_only(self, path: str) -> bool:
+        """Supporting by its file name alone: no folder of it makes it so."""
+        entry = self.path_role(path)
+        return entry is not None and entry.role in SUPPORTING_ROLES and self._folder_role(path) is not None
 
     def _folder_role(self, path: str) -> str | None:
         """The role the file's folders give it, when no folder makes it supporting (its

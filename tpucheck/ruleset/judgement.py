@@ -245,6 +245,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             rationale["set-aside.dead-launch"] = raw["entry_points"]["dead_launch_why"]
         if "imported_why" in raw["entry_points"]:
             rationale["role.imported"] = raw["entry_points"]["imported_why"]
+        if "script_why" in raw["entry_points"]:
+            rationale["role.script"] = raw["entry_points"]["script_why"]
     if "submodules" in raw:
         rationale["role.submodule"] = raw["submodules"]["why"]
     if "nested_projects" in raw:
