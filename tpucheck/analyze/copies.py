@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tpucheck.analyze.import_graph import ImportGraph
+from tpucheck.analyze.packages import package_folder
 from tpucheck.findings import Import, ImportFacts, Reason
 from tpucheck.ruleset.judgement import VENDORED_COPY
 
@@ -63,9 +64,7 @@ def in_unimported_copy(path: str, packages: set[str], evidence: dict[str, Reason
     nothing imports (`functional/csrc/cuda/bn.cu` under `functional/__init__.py`): it is
     built by that package, if at all. With other `rules`, the package's evidence of that
     kind (one the product only imports under a try or an if)."""
-    folder = path.rpartition("/")[0]
-    while folder and folder not in packages:
-        folder = folder.rpartition("/")[0]
+    folder = package_folder(path, packages)
     if not folder:
         return None
     reason = evidence.get(f"{folder}/__init__.py") or evidence.get(f"{folder}/__init__.pyi")

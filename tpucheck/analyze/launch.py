@@ -94,15 +94,17 @@ def command_lines(text: str) -> Iterator[list[tuple[int, str]]]:
         yield pieces
 
 
-def launch_words(pieces: list[tuple[int, str]]) -> list[Word]:
-    """The shell words of one logical line; a word never spans a continuation."""
-    words: list[Word] = []
+def _raw_words(pieces: list[tuple[int, str]]) -> Iterator[tuple[re.Match[str], int, str]]:
+    """Each shell word of one logical line as written, with its piece's offset and its
+    unquoted text (empty for `""`); a word never spans a continuation."""
     for offset, code in pieces:
         for found in _WORD.finditer(code):
-            text = _unquote(found.group())
-            if text:
-                words.append(Word(text, offset + found.start(), offset + _trimmed_end(found.group(), found.end())))
-    return words
+            yield found, offset, _unquote(found.group())
+
+
+def launch_words(pieces: list[tuple[int, str]]) -> list[Word]:
+    """The shell words of one logical line."""
+    return [Word(text, offset + found.start(), offset + _trimmed_end(found.group(), found.end())) for found, offset, text in _raw_words(pieces) if text]
 
 
 def _trimmed_end(raw: str, end: int) -> int:
@@ -171,24 +173,22 @@ def programs(pieces: list[tuple[int, str]]) -> dict[int, str]:
     program = ""
     expecting = True
     valued = False  # the word before was an option that may take this one as its value
-    for offset, code in pieces:
-        for found in _WORD.finditer(code):
-            raw = found.group()
-            text = _unquote(raw)
-            if raw in _SEPARATORS or not text:
-                expecting = True
-                continue
-            if program in _LAUNCHERS and not expecting and not text.startswith("-") and not valued:
-                expecting = True  # `srun --gpus=8 python main.py`: the command it launches
-            valued = text.startswith("-") and "=" not in text
-            if expecting and text in _WRAPPERS:
-                program = text
-            elif expecting and not _ASSIGNMENT.match(text) and not (program in _WRAPPERS and text.startswith("-")):
-                program = text.lstrip("@").rpartition("/")[2]
-                expecting = False
-            out[offset + found.start()] = program
-            if raw.endswith((";", "&&", "||", "|")):
-                expecting = True
+    for found, offset, text in _raw_words(pieces):
+        raw = found.group()
+        if raw in _SEPARATORS or not text:
+            expecting = True
+            continue
+        if program in _LAUNCHERS and not expecting and not text.startswith("-") and not valued:
+            expecting = True  # `srun --gpus=8 python main.py`: the command it launches
+        valued = text.startswith("-") and "=" not in text
+        if expecting and text in _WRAPPERS:
+            program = text
+        elif expecting and not _ASSIGNMENT.match(text) and not (program in _WRAPPERS and text.startswith("-")):
+            program = text.lstrip("@").rpartition("/")[2]
+            expecting = False
+        out[offset + found.start()] = program
+        if raw.endswith((";", "&&", "||", "|")):
+            expecting = True
     return out
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from tpucheck.findings import Build, Reason
 
-__all__ = ["GUARDED_MODULE", "NATIVE", "build_paths", "own_packages", "placeholder_evidence"]
+__all__ = ["GUARDED_MODULE", "NATIVE", "build_paths", "own_packages", "package_folder", "placeholder_evidence"]
 
 NATIVE = (".cu", ".cuh")
 """CUDA sources."""
@@ -22,18 +22,25 @@ GUARDED_MODULE = "fallback.guarded-module"
 """The evidence rule of a module every importer loads under a try or an if."""
 
 
-def placeholder_evidence(reason: Reason, path: str, packages: set[str], modules: dict[str, str], placeholder_only: set[str]) -> Reason:
-    """A package's evidence for a CUDA source inside it, as `guard.placeholder` when every
-    import of the package by choice sits in a try whose handler binds an untested None or
-    `object` in its place (BasicSR's `ModulatedDeformConvPack = object`): the product loads
-    without the kernels, and fails where it uses them."""
-    if reason.rule != GUARDED_MODULE:
-        return reason
+def package_folder(path: str, packages: set[str]) -> str:
+    """The innermost folder above `path` that is a package of the project (holds an
+    `__init__.py`), or "" when none is."""
     folder = path.rpartition("/")[0]
     while folder and folder not in packages:
         folder = folder.rpartition("/")[0]
-    dotted = next((m for m, p in modules.items() if p in (f"{folder}/__init__.py", f"{folder}/__init__.pyi")), None)
-    if dotted is None or dotted not in placeholder_only:
+    return folder
+
+
+def placeholder_evidence(reason: Reason, path: str, packages: set[str], placeholder_only: set[str]) -> Reason:
+    """A package's evidence for a CUDA source inside it, as `guard.placeholder` when every
+    import of the package by choice sits in a try whose handler binds an untested None or
+    `object` in its place (BasicSR's `ModulatedDeformConvPack = object`): the product loads
+    without the kernels, and fails where it uses them. `placeholder_only`: the paths of
+    such packages' `__init__` files."""
+    if reason.rule != GUARDED_MODULE:
+        return reason
+    folder = package_folder(path, packages)
+    if f"{folder}/__init__.py" not in placeholder_only and f"{folder}/__init__.pyi" not in placeholder_only:
         return reason
     return Reason("guard.placeholder", f"{reason.evidence}; the try binds an untested None or `object` in its place: what uses the kernels fails")
 
@@ -47,19 +54,15 @@ def own_packages(packages: set[str], built: dict[str, tuple[str, Build]], native
     project. The judgement places the source: code priced apart (a submodule) is not the
     product's own."""
     names = {folder.rpartition("/")[2] for folder in packages}
-    native = set(native_files)
+    native = sorted(native_files)
     own: dict[str, str] = {}
     for name, (path, build) in sorted(built.items()):
         if name in names:
             listed = build_paths(path, build)
-            own[name] = next((f for f in sorted(native) if f in listed or any(f.startswith(d) for d in listed if d.endswith("/"))), path)
-    for path in sorted(native_files):
-        if not path.endswith(NATIVE) or supporting(path):
-            continue
-        folder = path.rpartition("/")[0]
-        while folder and folder not in packages:
-            folder = folder.rpartition("/")[0]
-        if folder:
+            folders = [d for d in listed if d.endswith("/")]
+            own[name] = next((f for f in native if f in listed or any(f.startswith(d) for d in folders)), path)
+    for path in native:
+        if path.endswith(NATIVE) and not supporting(path) and (folder := package_folder(path, packages)):
             own.setdefault(folder.rpartition("/")[2], path)
     return own
 

@@ -150,12 +150,12 @@ def reachability_of(
     # else: from run_engine import run_trt_engine`) is the engine's alternative path, chosen
     # by the test (blind set 25: pix2pixHD's TensorRT runner read as required).
     chosen_engines: set[str] = set()  # engine modules imported on a side of an if
-    engine_modules = {
-        dotted
-        for dotted, path in graph.modules.items()
-        if (known := facts(path)) is not None
-        and any(imp.top and not imp.level and _engine(imp.module, judgement.cuda_engines) and not graph.resolve(dotted, imp) for imp in known.imports)
-    }
+    for dotted, path in graph.modules.items():
+        known = facts(path)
+        engine = next((imp for imp in known.imports if imp.top and not imp.level and _engine(imp.module, judgement.cuda_engines) and not graph.resolve(dotted, imp)), None) if known else None
+        if engine is not None:
+            engines[path] = Reason("set-aside.cuda-engine", f"`{engine.module}` imported at the top of {path}: the module drives a CUDA-only engine and is replaced with it")
+    engine_modules = {dotted for dotted, path in graph.modules.items() if path in engines}
     for dotted, path in graph.modules.items():
         known = facts(path)
         if known is None:
@@ -182,8 +182,6 @@ def reachability_of(
                 chosen_engines.add(targets[0])
             if imp.top and not imp.level and imp.module.partition(".")[0] in elsewhere and path not in other_accelerator:
                 other_accelerator[path] = Reason("alternative.other-accelerator", f"`import {imp.module}` at the top of {path}")
-            if imp.top and not imp.level and not targets and path not in engines and _engine(imp.module, judgement.cuda_engines):
-                engines[path] = Reason("set-aside.cuda-engine", f"`{imp.module}` imported at the top of {path}: the module drives a CUDA-only engine and is replaced with it")
             _note_extension(external, imp, targets, dotted, imp.conditional, frameworks)
             if not targets:
                 continue
@@ -267,6 +265,7 @@ def reachability_of(
     for name in ext_optional - excepted.keys():
         evidence[name] = Reason("fallback.optional-module", f"the extension `{name}` is only imported inside a try, a function or TYPE_CHECKING")
     native_files = list(native_files)
+    placeholder_paths = {graph.modules[m] for m in placeholder_into - fallback_into}
     twins = _wired_twins(native_files, read_native, judgement)
     optional_modules = {path: evidence[path] for path in optional_files if path in evidence}
     dispatched, loaders, built_optionally = _device_dispatched(
@@ -291,7 +290,7 @@ def reachability_of(
             # helper the build scan cannot name): its sources go with it; where every
             # such try leaves an untested None or `object` in its place, a known edit
             native_optional.add(path)
-            evidence[path] = placeholder_evidence(copy, path, packages, graph.modules, placeholder_into - fallback_into)
+            evidence[path] = placeholder_evidence(copy, path, packages, placeholder_paths)
     for path, reason in dispatched.items():
         # A source a required extension's build lists (`CUDAExtension` in setup.py) stays
         # on the main path whatever else builds it.

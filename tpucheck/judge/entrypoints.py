@@ -214,9 +214,8 @@ def test_named_scripts(files: Iterable[str], read: Callable[[str], str | None], 
     or inference script (`python test.py --trained_model=...`, the README's command), product
     code; a kernel folder's bare `test.py` that reads none stays a check. pytest never
     collects `test.py`; a file is a test when it defines a `TestCase`, imports pytest or
-    unittest, or checks numerics (`gradcheck`, `allclose`: a
-    kernel's harness). Only where the name alone said test (`named_only`), never under
-    `tests/`. Path -> the evidence."""
+    unittest, or checks numerics (`gradcheck`, `allclose`: a kernel's harness). Only where
+    the name alone said test (`named_only`), never under `tests/`. Path -> the evidence."""
     out: dict[str, str] = {}
     for path in sorted(files):
         if posixpath.basename(path) not in _SCRIPT_NAMES or not named_only(path):
@@ -232,30 +231,34 @@ def test_named_scripts(files: Iterable[str], read: Callable[[str], str | None], 
 
 
 _ARGUMENTS = frozenset({"argparse", "click", "fire", "hydra", "absl", "typer", "docopt"})
+_TEST_FRAMEWORKS = frozenset({"pytest", "unittest"})
 
 
 def _reads_command_line(node: ast.AST) -> bool:
     """A program's own command line: an argument parser imported, or `sys.argv` read."""
-    if isinstance(node, ast.Import):
-        return any(a.name.split(".")[0] in _ARGUMENTS for a in node.names)
-    if isinstance(node, ast.ImportFrom):
-        return (node.module or "").split(".")[0] in _ARGUMENTS
-    return isinstance(node, ast.Attribute) and node.attr == "argv" and isinstance(node.value, ast.Name) and node.value.id == "sys"
+    return _imports(node, _ARGUMENTS) or (isinstance(node, ast.Attribute) and node.attr == "argv" and isinstance(node.value, ast.Name) and node.value.id == "sys")
 
 
 def _is_test(node: ast.AST) -> bool:
     # no function name: `def test(opt)` and `def test_net(...)` are many an evaluation
     # loop, and pytest never collects this file to run one
     if isinstance(node, ast.ClassDef):
-        return any((b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "").endswith("TestCase") for b in node.bases)
-    if isinstance(node, ast.Import):
-        return any(a.name.split(".")[0] in ("pytest", "unittest") for a in node.names)
-    if isinstance(node, ast.ImportFrom):
-        return (node.module or "").split(".")[0] in ("pytest", "unittest")
+        return any(_last_name(base).endswith("TestCase") for base in node.bases)
     if isinstance(node, ast.Call):
-        func = node.func
-        return (func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else "") in _CHECKS
-    return False
+        return _last_name(node.func) in _CHECKS
+    return _imports(node, _TEST_FRAMEWORKS)
+
+
+def _imports(node: ast.AST, packages: frozenset[str]) -> bool:
+    """An import of one of these top-level packages."""
+    if isinstance(node, ast.Import):
+        return any(alias.name.split(".")[0] in packages for alias in node.names)
+    return isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in packages
+
+
+def _last_name(node: ast.AST) -> str:
+    """`unittest.TestCase` -> `TestCase`; `gradcheck` -> `gradcheck`; "" for anything else."""
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
 
 
 def _collected_by_pytest(path: str) -> bool:

@@ -25,8 +25,10 @@ BRANCH = "alternative.other-accelerator-branch"
 """The why-rule of code under a test that holds only on another accelerator."""
 
 OWN_EXTENSION = "kernel.own-extension"
-OWN_PACKAGE = "set-aside.own-package"
 """The why-rule of a call into a library the project builds itself: priced as a copy."""
+
+OWN_PACKAGE = "set-aside.own-package"
+"""The why-rule of an import of the project's own kernel package named like a CUDA-only one."""
 
 EXPERIMENTAL = "experimental"
 """The role of opt-in experimental code: priced apart, at most minor."""
