@@ -16,6 +16,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
+from tpucheck.analyze.python.testmarks import NUMERICS_CHECKS, TEST_FRAMEWORKS
 from tpucheck.findings import ImportFacts
 
 if sys.version_info >= (3, 11):
@@ -206,7 +207,6 @@ def _resolve(word: str, folder: str, known: frozenset[str], python: list[str]) -
 
 
 _SCRIPT_NAMES = ("test.py", "tests.py")
-_CHECKS = frozenset({"gradcheck", "gradgradcheck", "allclose", "assert_close", "assert_allclose"})
 
 
 def test_named_scripts(files: Iterable[str], read: Callable[[str], str | None], named_only: Callable[[str], bool]) -> dict[str, str]:
@@ -231,7 +231,6 @@ def test_named_scripts(files: Iterable[str], read: Callable[[str], str | None], 
 
 
 _ARGUMENTS = frozenset({"argparse", "click", "fire", "hydra", "absl", "typer", "docopt"})
-_TEST_FRAMEWORKS = frozenset({"pytest", "unittest"})
 
 
 def _reads_command_line(node: ast.AST) -> bool:
@@ -245,8 +244,8 @@ def _is_test(node: ast.AST) -> bool:
     if isinstance(node, ast.ClassDef):
         return any(_last_name(base).endswith("TestCase") for base in node.bases)
     if isinstance(node, ast.Call):
-        return _last_name(node.func) in _CHECKS
-    return _imports(node, _TEST_FRAMEWORKS)
+        return _last_name(node.func) in NUMERICS_CHECKS
+    return _imports(node, TEST_FRAMEWORKS)
 
 
 def _imports(node: ast.AST, packages: frozenset[str]) -> bool:

@@ -168,6 +168,8 @@ class BaseWalker:
         """The text of the module being walked (set by `run`)."""
         self._uses: NameUses | None = None
         """How the module uses names (excepts.name_uses), read on first need."""
+        self._test_module: bool | None = None
+        """Whether the module imports a test framework (testmarks.py), read on first need."""
         self.callee: cst.CSTNode | None = None
         """The callee (or decorator) being walked: a name there is claimed by call rules."""
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import libcst as cst
 
-from tpucheck.analyze.python import choices, conditions, excepts, hostdata, options
+from tpucheck.analyze.python import choices, conditions, excepts, hostdata, options, testmarks
 from tpucheck.analyze.python.context import Guard, RoleMark
 from tpucheck.analyze.python.core import BaseWalker, Hit
 from tpucheck.analyze.python.scope import Scope, dotted, import_from_module, target_names
@@ -29,13 +29,20 @@ class StatementWalker(BaseWalker):
     def run(self, module: cst.Module, source: str | None = None) -> list[Any]:
         """Walk the module; `source` is its full text when the tree was hollowed by the
         screen (questions about the whole module read it)."""
-        self.source, self._uses = source if source is not None else module.code, None
+        self.source, self._uses, self._test_module = source if source is not None else module.code, None, None
         self.bind_module_imports(module.body)
         # `pytestmark = pytest.mark.skipif(<no CUDA>)` skips every test of the module.
         mark = next((s for s in module.body if conditions.module_skip_mark(self, s)), None)
         with self.enter(guard=Guard("guard.test-skip", mark) if mark is not None else None):
             self.walk_block(module.body)
         return self.hits
+
+    def collected_test(self, node: cst.FunctionDef) -> bool:
+        """Whether a module-level `test_*` function is a test by what it does: its module
+        imports a test framework, or it asserts or checks numerics itself (testmarks.py)."""
+        if self._test_module is None:
+            self._test_module = testmarks.imports_test_framework(self.source)
+        return self._test_module or testmarks.checks_like_a_test(node)
 
     def walk_block(self, statements: Sequence[cst.CSTNode], start: int = 0) -> None:
         """Statements in order; after an early exit on "no CUDA" (`if not
@@ -219,6 +226,8 @@ class StatementWalker(BaseWalker):
         role = outer.role
         if role is None:
             found = conditions.role_of_function(self.index, node.name.value, resolved, outer.class_kind)
+            if found == "test" and outer.class_kind != "test" and isinstance(node, cst.FunctionDef) and not self.collected_test(node):
+                found = None  # `def test_net(...)`: a script's evaluation loop, product
             role = RoleMark(found, f"role.{found}-function", node.name) if found is not None else None
         with self.enter(role=role, guard=Guard("guard.test-skip", skip) if skip is not None else outer.guard):
             if isinstance(node, cst.ClassDef):

@@ -1,0 +1,73 @@
+"""What audit AE (docs/audits/audit-ae.md) and its neighbours found that this round fixes,
+each with a probe that failed at `138cda2` and an adversarial look-alike that keeps its
+finding.
+
+A `test_*` function is a test by what it does, not by its name: `def test_net(...)` in a
+script that pytest never collects and that imports no test framework is the script's
+evaluation loop (CRAFT's README command runs it), product code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tpucheck.engine import ScanOptions, scan
+from tpucheck.ruleset import load_ruleset
+
+RULESET = load_ruleset()
+
+SCRIPT = """import argparse
+
+import torch
+
+
+def test_net(net, image):
+    x = image.cuda()
+    return net(x)
+
+
+def test_kernel():
+    x = torch.randn(4, device="cuda")
+    assert x.sum() == x.sum()
+
+
+def test_matches():
+    y = torch.ones(2, device="cuda")
+    return torch.allclose(y, y)
+
+
+class Runner:
+    def test_step(self, batch):
+        return batch.cuda()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    test_net(None, torch.zeros(1))
+"""
+
+
+def _found(tmp_path: Path, files: dict[str, str]) -> list[tuple[str, int, int, str, str | None, tuple[str, ...]]]:
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    return sorted((f.path, f.span.line, f.span.column, f.severity, f.role, tuple(r.rule for r in f.because)) for f in result.findings if f.rule == "CA003")
+
+
+def test_a_test_named_evaluation_loop_in_a_script_is_product(tmp_path: Path) -> None:
+    found = _found(tmp_path, {"infer.py": SCRIPT})
+    assert found == [
+        # the evaluation loop: no assert, no numerics check, no test framework: product
+        ("infer.py", 7, 15, "major", "library", ()),
+        # a self-check that asserts, and one that compares numerics: tests
+        ("infer.py", 12, 31, "minor", "test", ("role.test-function", "severity.supporting")),
+        ("infer.py", 17, 30, "minor", "test", ("role.test-function", "severity.supporting")),
+        # a plain class's `test_step` was product before and stays so
+        ("infer.py", 23, 22, "major", "library", ()),
+    ]
+
+
+def test_a_module_that_imports_a_test_framework_keeps_its_test_functions(tmp_path: Path) -> None:
+    text = "import pytest\n\n\ndef test_net(image):\n    return image.cuda()\n"
+    found = _found(tmp_path, {"checks.py": text})
+    assert found == [("checks.py", 5, 18, "minor", "test", ("role.test-function", "severity.supporting"))]
