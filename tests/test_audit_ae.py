@@ -71,3 +71,50 @@ def test_a_module_that_imports_a_test_framework_keeps_its_test_functions(tmp_pat
     text = "import pytest\n\n\ndef test_net(image):\n    return image.cuda()\n"
     found = _found(tmp_path, {"checks.py": text})
     assert found == [("checks.py", 5, 18, "minor", "test", ("role.test-function", "severity.supporting"))]
+
+
+COUNTS = """import torch
+import torch.nn as nn
+
+
+class Trainer:
+    def build(self, model):
+        device_count = torch.cuda.device_count()
+        if device_count > 1:
+            print(f"Detected {device_count} GPUs")
+            model = nn.DataParallel(model)
+        return model
+
+
+def batches(batch_size):
+    n_gpu = torch.cuda.device_count()
+    if n_gpu > 1:
+        model = nn.DataParallel(None)
+    return batch_size * n_gpu
+
+
+def workers(n_workers):
+    if n_workers > 1:
+        return nn.DataParallel(None)
+
+
+def report():
+    gpus = torch.cuda.device_count()
+    print(f"{gpus} GPUs")
+"""
+
+
+def test_a_device_count_kept_in_a_name_and_only_compared_is_the_guard(tmp_path: Path) -> None:
+    (tmp_path / "trainer.py").write_text(COUNTS)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    found = sorted((f.rule, f.span.line, f.span.column, f.severity, tuple(r.rule for r in f.because)) for f in result.findings)
+    assert found == [
+        # the count is also a number (a batch size): it does work, and keeps its finding
+        ("CA004", 15, 13, "major", ()),
+        # a count only printed guards nothing: it is the count's own edit
+        ("CA004", 27, 12, "major", ()),
+        ("CA019", 10, 21, "info", ("guard.test", "severity.guarded")),
+        ("CA019", 17, 17, "info", ("guard.test", "severity.guarded")),
+        # a count of something else guards nothing
+        ("CA019", 23, 16, "major", ()),
+    ]

@@ -237,11 +237,19 @@ def uses_other_accelerator(names: Names, node: cst.CSTNode) -> bool:
     return False
 
 
+def is_device_count(names: Names, node: cst.BaseExpression) -> bool:
+    """`torch.cuda.device_count()` itself."""
+    return isinstance(node, cst.Call) and names.qualified(node.func) == "torch.cuda.device_count"
+
+
 def _counts_cuda_devices(names: Names, node: cst.BaseExpression) -> bool:
-    """`torch.cuda.device_count()`, or a public API's field that holds it (`args.n_gpu`)."""
+    """`torch.cuda.device_count()`, a public API's field that holds it (`args.n_gpu`), or a
+    name this module set from it (`n = torch.cuda.device_count()`)."""
+    if isinstance(node, (cst.Name, cst.Attribute)) and names.counts and flag_key(node) in names.counts:
+        return True
     if isinstance(node, cst.Attribute):
         return node.attr.value in names.index.guards.known_counts
-    return isinstance(node, cst.Call) and names.qualified(node.func) == "torch.cuda.device_count"
+    return is_device_count(names, node)
 
 
 def counts_cuda_devices(names: Names, test: cst.BaseExpression) -> bool:

@@ -134,6 +134,11 @@ class Names(Protocol):
         ...
 
     @property
+    def counts(self) -> Set[str]:
+        """Names this module sets from a CUDA device count."""
+        ...
+
+    @property
     def options(self) -> Mapping[str, str]:
         """Option names seen so far with their literal default (`use_triton=False`, a
         `store_true` flag): an option off by default keeps the code it turns on optional."""

@@ -49,6 +49,10 @@ class _MethodFlow:
         return self._names.flags
 
     @property
+    def counts(self) -> Set[str]:
+        return self._names.counts
+
+    @property
     def options(self) -> Mapping[str, str]:
         return self._names.options
 

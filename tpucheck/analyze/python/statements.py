@@ -13,7 +13,7 @@ from typing import Any
 
 import libcst as cst
 
-from tpucheck.analyze.python import choices, conditions, excepts, hostdata, options, testmarks
+from tpucheck.analyze.python import choices, conditions, counts, excepts, hostdata, options, testmarks
 from tpucheck.analyze.python.context import Guard, RoleMark
 from tpucheck.analyze.python.core import BaseWalker, Hit
 from tpucheck.analyze.python.scope import Scope, dotted, import_from_module, target_names
@@ -36,6 +36,13 @@ class StatementWalker(BaseWalker):
         with self.enter(guard=Guard("guard.test-skip", mark) if mark is not None else None):
             self.walk_block(module.body)
         return self.hits
+
+    def only_compared(self, targets: Sequence[cst.AssignTarget]) -> bool:
+        """Whether every target is a plain name the module only compares with a number or
+        reports (counts.py)."""
+        if self._compared_counts is None:
+            self._compared_counts = counts.compared_only(self.source)
+        return all(isinstance(t.target, cst.Name) and t.target.value in self._compared_counts for t in targets)
 
     def collected_test(self, node: cst.FunctionDef) -> bool:
         """Whether a module-level `test_*` function is a test by what it does: its module
@@ -398,7 +405,13 @@ class StatementWalker(BaseWalker):
             self.walk_target(target.target)
             context = context or hostdata.assignment_context(self, target.target)
         before = len(self.hits)
-        self.walk(node.value, context)
+        counted = conditions.is_device_count(self, node.value)
+        # `n = torch.cuda.device_count()` read only as `n > 1` (or printed): the count
+        # guards, as the call in the test itself does (counts.py)
+        with self.enter(guard_test=self.frame.guard_test or (counted and self.only_compared(node.targets))):
+            self.walk(node.value, context)
+        if counted:
+            self.counts.update(key for t in node.targets if (key := conditions.flag_key(t.target)) is not None)
         if len(self.hits) > before and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             loads = [h for h in self.hits[before:] if h.rule_matcher[0].unless == "weights"]
             if loads:
