@@ -118,3 +118,26 @@ def test_a_device_count_kept_in_a_name_and_only_compared_is_the_guard(tmp_path: 
         # a count of something else guards nothing
         ("CA019", 23, 16, "major", ()),
     ]
+
+
+AMP_OFF = """trainer:
+  amp:
+    enabled: False
+    amp_dtype: float16
+  eval_amp:
+    enabled: true
+    amp_dtype: float16
+  enabled: false
+"""
+
+
+def test_a_setting_in_a_config_block_switched_off_is_a_note(tmp_path: Path) -> None:
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "base.yaml").write_text(AMP_OFF)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    found = sorted((f.rule, f.span.line, f.span.column, f.severity, f.guarded, tuple(r.rule for r in f.because)) for f in result.findings)
+    assert found == [
+        ("PR004", 4, 5, "info", True, ("guard.switched-off", "severity.guarded")),
+        # the block beside it is on; and a parent's switch is not the block's own
+        ("PR004", 7, 5, "major", False, ()),
+    ]

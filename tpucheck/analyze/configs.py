@@ -27,7 +27,7 @@ from fnmatch import fnmatchcase
 import yaml
 
 from tpucheck.discover.textpos import YAML_LINE_BREAKS, LineIndex, TomlLocator, tomllib
-from tpucheck.findings import RawMatch, Span, normalize_snippet
+from tpucheck.findings import RawMatch, Reason, Span, normalize_snippet
 from tpucheck.ruleset.matchers import GLOB_CHARS
 from tpucheck.ruleset.model import Matcher, Rule
 from tpucheck.ruleset.names import path_matches
@@ -314,6 +314,7 @@ def analyze_config(path: str, text: str, rules: list[Rule]) -> list[RawMatch]:
     lines = text.splitlines()
     matches: list[RawMatch] = []
     seen: set[tuple[str, int, int]] = set()
+    off = _switched_off(entries)
     for entry in entries:
         for rule, matcher in wanted:
             if not _key_matches(entry.keys, matcher.patterns):
@@ -325,5 +326,20 @@ def analyze_config(path: str, text: str, rules: list[Rule]) -> list[RawMatch]:
                 continue
             seen.add(key)
             line = lines[entry.span.line - 1] if entry.span.line <= len(lines) else ""
-            matches.append(RawMatch(rule.id, entry.span, normalize_snippet(line)[:160], detail=".".join(entry.keys)))
+            switch = off.get(entry.keys[:-1]) if entry.keys[-1] not in _SWITCHES else None
+            reasons = (Reason(SWITCHED_OFF, f"`{switch.keys[-1]}: {switch.value}` beside it", line=switch.span.line),) if switch is not None else ()
+            matches.append(RawMatch(rule.id, entry.span, normalize_snippet(line)[:160], detail=".".join(entry.keys), guarded=switch is not None, reasons=reasons))
     return matches
+
+
+SWITCHED_OFF = "guard.switched-off"
+_SWITCHES = frozenset({"enabled", "enable"})
+"""A block's own on/off key (`amp: {enabled: false, amp_dtype: float16}`): with it false,
+the block's other settings are never read (audit AE: omnivore's configs name an fp16
+`amp_dtype` under `amp.enabled: False`, five false findings)."""
+_FALSE = frozenset({"false", "False", "FALSE", "no", "off"})
+
+
+def _switched_off(entries: list[Entry]) -> dict[tuple[str, ...], Entry]:
+    """Mappings (by key path) whose own switch is off -> that switch's entry."""
+    return {entry.keys[:-1]: entry for entry in entries if entry.keys and entry.keys[-1] in _SWITCHES and entry.value in _FALSE}

@@ -313,10 +313,11 @@ def _guarded(severity: str, because: list[Reason], scoring: Scoring, rule_id: st
     kept = next((r.rule for r in because if r.rule.startswith("guard.")), None)
     if kept not in scoring.guarded_guards:
         return severity
-    cap = "info" if rule_id in scoring.guarded_info_rules else scoring.guarded_cap
+    cap = "info" if rule_id in scoring.guarded_info_rules or kept in scoring.guarded_info_guards else scoring.guarded_cap
     lowered = SEVERITIES[max(SEVERITIES.index(severity), SEVERITIES.index(cap))]
     if lowered != severity:
-        because.append(Reason("severity.guarded", f"on a branch entered only with CUDA present: {lowered}"))
+        where = "in a block switched off" if kept in scoring.guarded_info_guards else "on a branch entered only with CUDA present"
+        because.append(Reason("severity.guarded", f"{where}: {lowered}"))
     return lowered
 
 

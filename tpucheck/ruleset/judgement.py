@@ -156,6 +156,9 @@ class Scoring:
     most `guarded_cap` (a TPU host takes the other branch by itself)."""
     guarded_cap: str = "major"
     guarded_info_rules: frozenset[str] = frozenset()
+    guarded_info_guards: frozenset[str] = frozenset()
+    """Guards whose finding is a note (info) whatever the rule: the guarded setting is
+    never read as the code stands (a config block switched off)."""
     training_only: frozenset[str] = frozenset()
     """Rules whose failure only a training step meets: notes where the product never trains."""
     """Rules whose guarded finding is a note (info): the branch needs no TPU side."""
@@ -352,6 +355,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             guarded_guards=frozenset(score_raw["guarded"]["guards"]),
             guarded_cap=score_raw["guarded"]["at_most"],
             guarded_info_rules=frozenset(score_raw["guarded"].get("info", ())),
+            guarded_info_guards=frozenset(score_raw["guarded"].get("info_guards", ())),
             own_extension_bindings=frozenset(score_raw.get("own_extension_bindings", ())),
             training_only=frozenset(score_raw.get("training_only", ())),
         )
