@@ -141,3 +141,47 @@ def test_a_setting_in_a_config_block_switched_off_is_a_note(tmp_path: Path) -> N
         # the block beside it is on; and a parent's switch is not the block's own
         ("PR004", 7, 5, "major", False, ()),
     ]
+
+
+TWIN = {
+    "palm/__init__.py": "from palm.model import PaLM\n",
+    "palm/model.py": "import torch\n\n\nclass PaLM(torch.nn.Module):\n    def forward(self, x):\n        return x.softmax(-1)\n",
+    "palm/triton/__init__.py": "from palm.triton.model import PaLM\n",
+    "palm/triton/model.py": "import torch\nfrom palm.triton.softmax import softmax\n\n\nclass PaLM(torch.nn.Module):\n    def forward(self, x):\n        return softmax(x)\n",
+    "palm/triton/softmax.py": (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef _softmax_kernel(x_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n"
+    ),
+    "train.py": "from palm import PaLM\n\nmodel = PaLM()\n",
+}
+
+
+def _kernels(tmp_path: Path, files: dict[str, str]) -> list[tuple[str, int, int, str, tuple[str, ...]]]:
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    return sorted((f.path, f.span.line, f.span.column, f.severity, tuple(r.rule for r in f.because)) for f in result.findings if f.rule == "CK004")
+
+
+def test_a_subpackage_twin_of_the_packages_own_model_is_an_alternative_build(tmp_path: Path) -> None:
+    assert _kernels(tmp_path, TWIN) == [("palm/triton/softmax.py", 5, 2, "major", ("alternative.twin-package", "severity.kernel-fallback"))]
+
+
+def test_a_twin_the_product_imports_is_its_main_path(tmp_path: Path) -> None:
+    # the entry point picks the Triton build: its kernels are the product's
+    files = {**TWIN, "train.py": "from palm.triton import PaLM\n\nmodel = PaLM()\n"}
+    assert _kernels(tmp_path, files) == [("palm/triton/softmax.py", 5, 2, "blocker", ())]
+
+
+def test_a_subpackage_exporting_a_name_of_its_own_is_no_twin(tmp_path: Path) -> None:
+    files = {**TWIN, "palm/triton/__init__.py": "from palm.triton.model import PaLM as FastPaLM\nfrom palm.triton.softmax import softmax\n"}
+    files["palm/triton/model.py"] = files["palm/triton/model.py"].replace("class PaLM", "class FastPaLM")
+    files["palm/triton/__init__.py"] = "from palm.triton.model import FastPaLM\n"
+    assert _kernels(tmp_path, files) == [("palm/triton/softmax.py", 5, 2, "blocker", ())]
+
+
+def test_a_root_that_re_exports_the_subpackages_name_uses_it(tmp_path: Path) -> None:
+    # the package root's PaLM is the Triton one: no twin, the main path
+    files = {**TWIN, "palm/__init__.py": "from palm.triton.model import PaLM\n"}
+    assert _kernels(tmp_path, files) == [("palm/triton/softmax.py", 5, 2, "blocker", ())]

@@ -30,6 +30,7 @@ from tpucheck.analyze.import_graph import ImportGraph, module_name
 from tpucheck.analyze.imports import Build, Import, ImportFacts, import_facts, scan_imports
 from tpucheck.analyze.packages import GUARDED_MODULE, build_paths, own_packages, placeholder_evidence
 from tpucheck.analyze.packages import NATIVE as _NATIVE
+from tpucheck.analyze.twin_packages import TWIN_PACKAGE, twin_packages
 from tpucheck.findings import JitBuild, Reason
 from tpucheck.ruleset.judgement import VENDORED_COPY, Judgement
 
@@ -257,6 +258,10 @@ def reachability_of(
         if dotted not in required and path not in evidence and copy is not None:
             evidence[path] = copy
     _inherit_evidence(graph.modules, edges, required, evidence)
+    twin_modules = twin_packages(graph, facts, edges) if TWIN_PACKAGE in judgement.rationale else {}
+    for path, reason in twin_modules.items():
+        evidence.setdefault(path, reason)
+    optional_files |= frozenset(twin_modules)
     # an extension every call of whose binding falls back in an `except` (analyze/excepted.py)
     excepted = excepted_extensions(product, facts, read_native, import_resolver(product), frozenset(declared), frameworks) if EXCEPT_TWIN in judgement.rationale else {}
     ext_required = {name for name, sites in external.items() if name not in excepted and any(m in required and not c for m, c in sites)}

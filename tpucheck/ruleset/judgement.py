@@ -148,7 +148,8 @@ class Scoring:
     """Why-rules of a kept fallback that a TPU host takes by itself: a kernel behind one is info."""
     kernel_edit_guards: frozenset[str] = frozenset()
     """Why-rules of a fallback that a TPU tensor reaches only after a known edit (a C++
-    dispatcher's CPU twin takes CPU tensors, and a TPU tensor is not one): major."""
+    dispatcher's CPU twin takes CPU tensors, and a TPU tensor is not one), or of an
+    alternative build a user picks by import: major."""
     kernel_fallback: str = "minor"
     """The most a kernel with any other kept fallback weighs."""
     guarded_guards: frozenset[str] = frozenset()
@@ -311,6 +312,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         rationale["set-aside.kernel-binding"] = kernels["binding_why"]
     if "own_package_why" in kernels:
         rationale["set-aside.own-package"] = kernels["own_package_why"]
+    if "twin_package_why" in kernels:
+        rationale["alternative.twin-package"] = kernels["twin_package_why"]
     versions = raw.get("versions", {})
     if versions:
         rationale["version.older"] = versions["why"]
