@@ -146,7 +146,14 @@ class Model:
             # Checking that a fallback-kept kernel's fallback runs is done once for its
             # family (the folder of an extension or op), however many kernels it holds.
             family = finding.guarded and self.is_kernel(finding)
-            place = package_of(finding.detail) if per_package and finding.detail is not None else "" if whole_project else f"{folder_of(finding.path)}/" if family else finding.path
+            per_name = rule.effort_per == "name" and finding.detail is not None
+            place = (
+                package_of(finding.detail) if per_package and finding.detail is not None
+                else f"name:{finding.detail.rpartition('.')[2].lower()}" if per_name and finding.detail is not None
+                else "" if whole_project
+                else f"{folder_of(finding.path)}/" if family
+                else finding.path
+            )  # fmt: skip
             # Each bucket (product, supporting, experimental) does its own work: a test's
             # use of a package never takes the product's unit of it.
             groups.setdefault((finding.rule, f"{bucket(finding)}:{place}"), []).append(finding)

@@ -66,6 +66,8 @@ def build_matcher(raw: dict[str, Any], path: tuple[str | int, ...], problems: Pr
             problems.add((*path, "residual"), "a reference cannot be both `exact` and `residual`")
         if matcher.residual and any(GLOB_CHARS.search(p) for p in patterns):
             problems.add((*path, kind), "a `residual` reference names plain qualified names, not globs")
+    if kind == "import" and raw.get("each"):
+        matcher = replace(matcher, each=True)
     if kind == "define":
         matcher = replace(matcher, in_class=as_patterns(raw.get("in_class", ())), not_static=bool(raw.get("not_static", False)))
     if kind == "keyword" and "value" in raw:

@@ -92,6 +92,9 @@ class Matcher:
     exact: bool = False
     """reference: the name itself only, not the longer names below it (`torch.cuda` used
     as a value, while `torch.cuda.synchronize` is left to the rule that knows it)."""
+    each: bool = False
+    """import: one finding per name imported (`from mmcv.ops import nms, RoIAlign`: two ops
+    to replace), each named by its qualified name, instead of one per statement."""
     uncalled: bool = False
     """reference: only where the name is a value, not called (`amp_autocast =
     torch.cuda.amp.autocast`, entered later through the alias): its calls are left to the

@@ -383,8 +383,9 @@ class StatementWalker(BaseWalker):
             return
         seen: set[str] = set()
         assert node.module is not None
+        star = isinstance(node.names, cst.ImportStar)
         for rule_matcher in self.index.imports.lookup(module):
-            if rule_matcher[0].id not in seen:
+            if rule_matcher[0].id not in seen and (star or not rule_matcher[1].each):
                 seen.add(rule_matcher[0].id)
                 self.hit(rule_matcher, node.module, detail=module)
         if isinstance(node.names, cst.ImportStar):
@@ -392,9 +393,11 @@ class StatementWalker(BaseWalker):
         for alias in node.names:
             if isinstance(alias.name, cst.Name):
                 qualified = f"{module}.{alias.name.value}"
+                named: set[str] = set()
                 for rule_matcher in self.index.imports.lookup(qualified):
-                    if rule_matcher[0].id not in seen:
-                        seen.add(rule_matcher[0].id)
+                    each = rule_matcher[1].each
+                    if rule_matcher[0].id not in (named if each else seen):
+                        (named if each else seen).add(rule_matcher[0].id)
                         self.hit(rule_matcher, alias.name, detail=qualified)
 
     # -- assignments ---------------------------------------------------------------------

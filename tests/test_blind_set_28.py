@@ -1,0 +1,39 @@
+"""What blind set 28 (scripts/blind_set_28.json) showed no rule priced, each with a probe
+that failed at `c563011` and a look-alike that keeps its old reading.
+
+LSKNet (on MMRotate) imports rotated RoIAlign, rotated IoU and NMS and deformable
+convolution from mmcv-full's compiled ops; the engineers priced each op family with its
+numerics check. DEP036 reports each op imported and prices it once per name, however many
+files import it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tpucheck.engine import ScanOptions, scan
+from tpucheck.ruleset import load_ruleset
+
+RULESET = load_ruleset()
+
+FILES = {
+    "rotate/heads.py": "from mmcv.ops import nms_rotated, box_iou_rotated\n",
+    "rotate/post.py": "from mmcv.ops.nms import nms_rotated\nfrom mmcv.cnn import ConvModule\n",
+    "rotate/conv.py": "from mmcv.ops.deform_conv import DeformConv2d\n",
+}
+
+
+def test_each_mmcv_op_imported_is_its_own_finding_and_priced_once_per_name(tmp_path: Path) -> None:
+    for path, text in FILES.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    found = sorted((f.rule, f.path, f.span.line, f.span.column, f.severity, f.detail) for f in result.findings)
+    assert found == [
+        ("DEP036", "rotate/conv.py", 1, 34, "blocker", "mmcv.ops.deform_conv.DeformConv2d"),
+        ("DEP036", "rotate/heads.py", 1, 22, "blocker", "mmcv.ops.nms_rotated"),
+        ("DEP036", "rotate/heads.py", 1, 35, "blocker", "mmcv.ops.box_iou_rotated"),
+        # the same op from its submodule: one more finding, no more work
+        ("DEP036", "rotate/post.py", 1, 26, "blocker", "mmcv.ops.nms.nms_rotated"),
+    ]
+    # three ops (nms_rotated, box_iou_rotated, DeformConv2d) at 3-8 h each
+    assert (result.score.effort.low, result.score.effort.high) == (9.0, 24.0)
