@@ -145,11 +145,12 @@ def test_a_renderer_built_on_a_cuda_rasteriser_is_custom_cuda_at_its_core(tmp_pa
 
 
 def test_a_rasteriser_that_is_a_small_part_of_the_work_stays_d(tmp_path: Path) -> None:
-    # adversarial: the same rasteriser beside a large port (flash-attn, DeepSpeed, many
-    # files of device code) is one dependency to replace among others: D, not F
+    # adversarial: a mesh rasteriser beside a large port (flash-attn, DeepSpeed, many
+    # files of device code) is one dependency to replace among others: D, not F (a
+    # Gaussian-splatting rasteriser, DEP037, is priced as most of any such port)
     root = tmp_path / "model"
     (root / "render").mkdir(parents=True)
-    (root / "render" / "__init__.py").write_text(dedent(RENDERER))
+    (root / "render" / "__init__.py").write_text("import nvdiffrast.torch as dr\n\n\ndef render(glctx, pos, tri):\n    return dr.rasterize(glctx, pos, tri, (256, 256))\n")
     (root / "requirements.txt").write_text("flash-attn==2.6.3\ndeepspeed==0.14.0\nxformers==0.0.28\n")
     for n in range(4):
         (root / f"stage{n}.py").write_text(

@@ -37,3 +37,22 @@ def test_each_mmcv_op_imported_is_its_own_finding_and_priced_once_per_name(tmp_p
     ]
     # three ops (nms_rotated, box_iou_rotated, DeformConv2d) at 3-8 h each
     assert (result.score.effort.low, result.score.effort.high) == (9.0, 24.0)
+
+
+def _hours(tmp_path: Path, files: dict[str, str]) -> list[tuple[str, float, float]]:
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    return sorted((step.rule, step.effort.low, step.effort.high) for step in result.score.plan if step.rule.startswith("DEP"))
+
+
+def test_a_splatting_rasteriser_sparse_convolution_and_knn_are_priced_as_the_bands_price_them(tmp_path: Path) -> None:
+    # every blind band prices a Gaussian rasteriser as most of the port, a sparse
+    # convolution backbone as a rewrite, a k-nearest-neighbour extension at a few hours
+    files = {
+        "render.py": "from diff_gaussian_rasterization import GaussianRasterizer\nfrom simple_knn._C import distCUDA2\n",
+        "backbone.py": "import spconv.pytorch as spconv\n",
+        "model.py": "import torch\nimport render, backbone\n",
+    }
+    assert _hours(tmp_path, files) == [("DEP037", 70.0, 210.0), ("DEP038", 40.0, 120.0), ("DEP039", 2.0, 6.0)]

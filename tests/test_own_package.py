@@ -40,10 +40,10 @@ def test_an_import_of_the_projects_own_kernel_package_is_set_aside(tmp_path: Pat
             "model.py": MODEL,
         },
     )
-    assert [f.rule for f in result.findings if f.rule == "DEP026"] == []
-    aside = sorted((f.path, f.span.line, f.span.column, f.because[-1].to_dict()["rule"]) for f in result.set_aside if f.rule == "DEP026")
+    assert [f.rule for f in result.findings if f.rule == "DEP039"] == []
+    aside = sorted((f.path, f.span.line, f.span.column, f.because[-1].to_dict()["rule"]) for f in result.set_aside if f.rule == "DEP039")
     assert aside == [("lib/knn_cuda/__init__.py", 1, 6, "set-aside.own-package"), ("model.py", 2, 6, "set-aside.own-package")]
-    (one,) = [f for f in result.set_aside if f.rule == "DEP026" and f.path == "model.py"]
+    (one,) = [f for f in result.set_aside if f.rule == "DEP039" and f.path == "model.py"]
     assert one.because[-1].evidence == "`knn_cuda` is the project's own package, its compiled code in lib/csrc/knn.cu: its kernels are priced in the inventory"
     # the kernel itself, outside the package and named by the build, still prices the port
     assert [(f.rule, f.severity) for f in result.findings if f.rule == "CK003"] == [("CK003", "blocker")]
@@ -51,17 +51,17 @@ def test_an_import_of_the_projects_own_kernel_package_is_set_aside(tmp_path: Pat
 
 def test_a_cuda_source_inside_the_package_is_enough(tmp_path: Path) -> None:
     result = _scan(tmp_path / "repo", {"third/knn_cuda/__init__.py": "", "third/knn_cuda/csrc/knn.cu": KERNEL, "model.py": MODEL})
-    assert [f.rule for f in result.findings if f.rule == "DEP026"] == []
-    (aside,) = [f for f in result.set_aside if f.rule == "DEP026"]
+    assert [f.rule for f in result.findings if f.rule == "DEP039"] == []
+    (aside,) = [f for f in result.set_aside if f.rule == "DEP039"]
     assert aside.because[-1].evidence.endswith("its compiled code in third/knn_cuda/csrc/knn.cu: its kernels are priced in the inventory")
 
 
 def test_a_package_of_that_name_without_compiled_code_is_still_the_dependency(tmp_path: Path) -> None:
     # a thin wrapper package named like the CUDA-only one, with no kernel of its own
     result = _scan(tmp_path / "repo", {"third/knn_cuda/__init__.py": "from knn_cuda.knn import KNN\n", "third/knn_cuda/knn.py": "KNN = None\n", "model.py": MODEL})
-    blockers = sorted((f.path, f.span.line, f.span.column, f.severity) for f in result.findings if f.rule == "DEP026")
+    blockers = sorted((f.path, f.span.line, f.span.column, f.severity) for f in result.findings if f.rule == "DEP039")
     assert ("model.py", 2, 6, "blocker") in blockers
-    assert not [f for f in result.set_aside if f.rule == "DEP026"]
+    assert not [f for f in result.set_aside if f.rule == "DEP039"]
 
 
 def test_a_package_in_a_submodule_still_prices_the_products_import(tmp_path: Path) -> None:
@@ -76,5 +76,5 @@ def test_a_package_in_a_submodule_still_prices_the_products_import(tmp_path: Pat
             "model.py": MODEL,
         },
     )
-    assert [(f.path, f.span.line, f.severity) for f in result.findings if f.rule == "DEP026" and f.path == "model.py"] == [("model.py", 2, "blocker")]
-    assert not [f for f in result.set_aside if f.rule == "DEP026"]
+    assert [(f.path, f.span.line, f.severity) for f in result.findings if f.rule == "DEP039" and f.path == "model.py"] == [("model.py", 2, "blocker")]
+    assert not [f for f in result.set_aside if f.rule == "DEP039"]
