@@ -168,9 +168,15 @@ def test_a_subpackage_twin_of_the_packages_own_model_is_an_alternative_build(tmp
     assert _kernels(tmp_path, TWIN) == [("palm/triton/softmax.py", 5, 2, "major", ("alternative.twin-package", "severity.kernel-fallback"))]
 
 
-def test_a_twin_the_product_imports_is_its_main_path(tmp_path: Path) -> None:
-    # the entry point picks the Triton build: its kernels are the product's
+def test_a_twin_a_script_picks_is_still_an_alternative_build(tmp_path: Path) -> None:
+    # PaLM's enwik8 `train.py` imports the Triton build: one import line, as a user's
     files = {**TWIN, "train.py": "from palm.triton import PaLM\n\nmodel = PaLM()\n"}
+    assert _kernels(tmp_path, files) == [("palm/triton/softmax.py", 5, 2, "major", ("alternative.twin-package", "severity.kernel-fallback"))]
+
+
+def test_a_twin_the_library_itself_imports_is_its_main_path(tmp_path: Path) -> None:
+    # a module of the package runs on the Triton build: its kernels are the product's
+    files = {**TWIN, "palm/generate.py": "from palm.triton import PaLM\n\n\ndef sample():\n    return PaLM()\n"}
     assert _kernels(tmp_path, files) == [("palm/triton/softmax.py", 5, 2, "blocker", ())]
 
 

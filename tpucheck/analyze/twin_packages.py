@@ -1,5 +1,6 @@
 """Twin packages: a subpackage that re-exports a public name its parent package already
-exports from a module outside it, and that nothing else in the product imports.
+exports from a module outside it, and that no module of the library imports (a script
+outside every package may: it picks a build by one import line, as a user does).
 
 Why: a library that ships a second build of its model for one kind of hardware
 (`pkg.triton` exporting `PaLM` beside `pkg` exporting `PaLM` from plain PyTorch) lets the
@@ -26,13 +27,13 @@ def twin_packages(graph: ImportGraph, facts: Callable[[str], ImportFacts | None]
     out: dict[str, Reason] = {}
     for twin in packages:
         shared = _shared_name(twin, exports, packages)
-        if shared is None or _imported_from_outside(twin, edges):
+        if shared is None or _imported_by_the_library(twin, edges, graph, packages):
             continue
         name, ancestor, source = shared
         folder = graph.modules[twin].rpartition("/")[0]
         reason = Reason(
             TWIN_PACKAGE,
-            f"{folder}/ exports `{name}` as {graph.modules[ancestor]} does from {graph.modules.get(source, source)}, and nothing else in the product imports it: an alternative build the user picks by import",
+            f"{folder}/ exports `{name}` as {graph.modules[ancestor]} does from {graph.modules.get(source, source)}, and no module of the library imports it: an alternative build a user or a script picks by import",
         )
         for dotted, path in graph.modules.items():
             if _inside(dotted, twin):
@@ -68,8 +69,15 @@ def _shared_name(twin: str, exports: dict[str, dict[str, str]], packages: list[s
     return None
 
 
-def _imported_from_outside(twin: str, edges: dict[str, list[tuple[str, bool]]]) -> bool:
-    return any(not _inside(importer, twin) and any(_inside(target, twin) for target, _ in sites) for importer, sites in edges.items())
+def _imported_by_the_library(twin: str, edges: dict[str, list[tuple[str, bool]]], graph: ImportGraph, packages: list[str]) -> bool:
+    """Whether a module of a package outside the twin imports it: then the library itself
+    runs on it. A script outside every package (`train.py` importing `pkg.triton`) picks a
+    build by one import line, as a user does (audit AE: PaLM's enwik8 `train.py`)."""
+    folders = {graph.modules[p].rpartition("/")[0] for p in packages}
+    return any(
+        not _inside(importer, twin) and graph.modules[importer].rpartition("/")[0] in folders and any(_inside(target, twin) for target, _ in sites)
+        for importer, sites in edges.items()
+    )
 
 
 def _inside(module: str, package: str) -> bool:
