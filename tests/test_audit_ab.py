@@ -80,16 +80,18 @@ class SmoothedValue:
 
 def test_an_fp64_counter_of_two_scalars_is_minor(tmp_path: Path) -> None:
     """Audits K, M, Q, Z, AA and AB: the metric logger's [count, total] in fp64 is judged
-    minor every time; its device="cuda" stays a finding of its own."""
+    minor every time (PR002 is minor since audit AF); its device="cuda" stays a finding of
+    its own."""
     assert rows(tmp_path, {"pkg/utils.py": COUNTER}, ("PR002", "CA003")) == [
         ("CA003", 11, 80, "major", ""),
-        ("PR002", 11, 52, "minor", "place.scalars"),
+        ("PR002", 11, 52, "minor", ""),
     ]
 
 
-def test_fp64_data_stays_major(tmp_path: Path) -> None:
+def test_fp64_data_on_the_device_is_reported(tmp_path: Path) -> None:
     """Adversarial: a tensor of data (a variable, a comprehension, five values, a
-    constructor) in fp64 on the device keeps its severity."""
+    constructor) in fp64 on the device is reported, at the rule's severity (minor: fp64
+    runs emulated on a TPU, it does not fail; audits J-AF)."""
     code = """\
 import torch
 
@@ -103,5 +105,5 @@ def features(x, values, a, b, c, d, e):
     return p, q, r, s, t
 """
     assert [(rule, line, severity) for rule, line, _, severity, _ in rows(tmp_path, {"pkg/f.py": code}, ("PR002",))] == [
-        ("PR002", line, "major") for line in (5, 6, 7, 8, 9)
+        ("PR002", line, "minor") for line in (5, 6, 7, 8, 9)
     ]

@@ -38,8 +38,8 @@ def whiten(cov):
     return vectors / values.sqrt()
 """
     assert rows(tmp_path, code) == [
-        ("DEP032", 2, 6, "blocker", ""),
-        ("DEP032", 15, 23, "blocker", ""),
+        ("DEP032", 2, 6, "major", ""),
+        ("DEP032", 15, 23, "major", ""),
         ("DEP033", 10, 9, "blocker", ""),
     ]
 

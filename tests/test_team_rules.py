@@ -81,3 +81,33 @@ def test_flag_examples_may_mark_the_expected_line(tmp_path: Path) -> None:
     ruleset = load_ruleset().with_rules(tuple(rules))
     outcomes = [run_example(ruleset, rules[0], example, expect, number) for expect, number, example in rule_examples(rules[0])]
     assert [o.problem for o in outcomes] == [None, "not flagged on line 3 marked `# expect` (flagged on 2)"]
+
+
+def test_a_team_rule_can_lower_a_tensor_of_a_few_scalars(tmp_path: Path) -> None:
+    """`scalars_at_most`: a tensor built from a literal of a few scalars (a counter) weighs
+    at most that; data of the same dtype keeps the rule's severity."""
+    rule = dedent("""\
+        rules:
+          - id: ACME002
+            name: acme-no-int64-on-device
+            category: acme-internal
+            severity: major
+            scalars_at_most: info
+            message: Our accelerator has no fast int64 path for device tensors.
+            match:
+              keyword: dtype
+              value: 'torch\\.int64'
+        """)
+    (tmp_path / "acme.yaml").write_text(rule)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text(
+        "import torch\n\n\ndef f(count, total, values):\n"
+        "    c = torch.tensor([count, total], dtype=torch.int64)\n"
+        "    d = torch.tensor(values, dtype=torch.int64)\n"
+        "    return c, d\n"
+    )
+    result = scan(str(tmp_path / "src"), load_ruleset([tmp_path / "acme.yaml"]), ScanOptions(jobs=1, use_cache=False))
+    assert [(f.rule, f.span.line, f.severity, tuple(r.rule for r in f.because)) for f in result.findings if f.rule == "ACME002"] == [
+        ("ACME002", 5, "info", ("place.scalars",)),
+        ("ACME002", 6, "major", ()),
+    ]

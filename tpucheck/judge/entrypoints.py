@@ -173,9 +173,37 @@ def dead_launch_lines(files: Iterable[str], read: Callable[[str], str | None]) -
     return out
 
 
+_FUNCTION = re.compile(r"^\s*(?:function\s+([A-Za-z_][\w-]*)\s*(?:\(\s*\))?|([A-Za-z_][\w-]*)\s*\(\s*\))\s*\{?(.*)$")
+_FORWARDED = re.compile(r"\$(?:@|\*|\{@\}|\{\*\})")
+
+
+def _wrappers(text: str) -> frozenset[str]:
+    """Shell functions that run a runner with the arguments they are given (`function
+    trun () { torchrun --nproc_per_node=$GPUS $@; }`): a call `trun examples/eval.py` runs
+    that file as the runner does (audit AF: RADIO's `tools/*.sh`)."""
+    names: set[str] = set()
+    lines = text.splitlines()
+    for index, raw in enumerate(lines):
+        header = _FUNCTION.match(SHELL_COMMENT.sub("", raw))
+        if header is None:
+            continue
+        body = [header.group(3)]
+        for line in lines[index + 1 : index + 40]:
+            if "}" in header.group(3) or line.strip().startswith("}"):
+                break
+            body.append(SHELL_COMMENT.sub("", line))
+        text_of_body = " ".join(body)
+        words = _WORD.findall(text_of_body)
+        if _FORWARDED.search(text_of_body) and any(posixpath.basename(w) in _RUNNERS for w in words):
+            names.add(header.group(1) or header.group(2))
+    return frozenset(names)
+
+
 def _run_commands(text: str) -> Iterator[tuple[int, int, list[str], int]]:
     """The commands of a launch script that run Python (not pytest), continuation lines
-    joined and comments dropped: (first line, last line, words, index of the runner)."""
+    joined and comments dropped: (first line, last line, words, index of the runner). A
+    shell function that forwards its arguments to a runner is a runner too."""
+    wrappers = _wrappers(text) if "(" in text or "function" in text else frozenset()
     start = 0
     pieces: list[str] = []
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -186,7 +214,7 @@ def _run_commands(text: str) -> Iterator[tuple[int, int, list[str], int]]:
             continue
         line, pieces = _OWN_FOLDER.sub(".", " ".join(p.rstrip("\\") for p in pieces)), []
         words = _WORD.findall(line)
-        runner = next((i for i, w in enumerate(words) if posixpath.basename(w) in _RUNNERS or posixpath.basename(w).startswith("python3.")), None)
+        runner = next((i for i, w in enumerate(words) if posixpath.basename(w) in _RUNNERS or posixpath.basename(w).startswith("python3.") or w in wrappers), None)
         if runner is not None and not _PYTEST.search(line):
             yield start, number, words, runner
 

@@ -46,10 +46,17 @@ class StatementWalker(BaseWalker):
 
     def collected_test(self, node: cst.FunctionDef) -> bool:
         """Whether a module-level `test_*` function is a test by what it does: its module
-        imports a test framework, or it asserts or checks numerics itself (testmarks.py)."""
+        imports a test framework, it asserts or checks numerics itself (testmarks.py), or
+        nothing in its module calls it (a hand-run check left in a library module: audit
+        AF, CogView's `test_sparse_attention`). A script's `test_net(...)` that its own
+        `__main__` calls is its evaluation loop."""
         if self._test_module is None:
             self._test_module = testmarks.imports_test_framework(self.source)
-        return self._test_module or testmarks.checks_like_a_test(node)
+        if self._test_module or testmarks.checks_like_a_test(node):
+            return True
+        if self._uses is None:
+            self._uses = excepts.name_uses(self.source)
+        return node.name.value not in self._uses.loaded
 
     def walk_block(self, statements: Sequence[cst.CSTNode], start: int = 0) -> None:
         """Statements in order; after an early exit on "no CUDA" (`if not
