@@ -399,12 +399,12 @@ def _compute_tree_facts(
     by_folder = Roles(judgement, entry_points)
     launched_files = launched_paths([f.path for f in found.files], read, lambda path: not by_folder.supporting(path))
     nested = nested_projects([f.path for f in found.files], lambda path: facts(path) if path in by_path else None, launched_files)
+    scripts = test_named_scripts(python, read, by_folder.named_only)
     imported_files = {
         path: importer
-        for path, importer in imported_by(python, facts, lambda path: not by_folder.supporting(path) or path in launched_files).items()
+        for path, importer in imported_by(python, facts, lambda path: not by_folder.supporting(path) or path in launched_files or path in scripts).items()
         if by_folder.supporting(path)
     }
-    scripts = test_named_scripts(python, read, by_folder.named_only)
     roles = Roles(judgement, entry_points, launched=launched_files, nested=nested, imported=imported_files, scripts=scripts)
     cmake = [f.path for f in found.files if is_cmake_file(f.path)]
     reach = reachability_of(python, native, facts, roles.supporting, judgement, read, cmake)

@@ -238,24 +238,39 @@ _SCRIPT_NAMES = ("test.py", "tests.py")
 
 
 def test_named_scripts(files: Iterable[str], read: Callable[[str], str | None], named_only: Callable[[str], bool]) -> dict[str, str]:
-    """`test.py` files that hold no test and read a command line: an ML project's evaluation
-    or inference script (`python test.py --trained_model=...`, the README's command), product
-    code; a kernel folder's bare `test.py` that reads none stays a check. pytest never
-    collects `test.py`; a file is a test when it defines a `TestCase`, imports pytest or
-    unittest, or checks numerics (`gradcheck`, `allclose`: a kernel's harness). Only where
-    the name alone said test (`named_only`), never under `tests/`. Path -> the evidence."""
+    """Files named as tests that hold no test and read a command line: an ML project's
+    evaluation or inference script (`python test.py --trained_model=...`, the README's
+    command; `main_test.py`), product code; a kernel folder's bare `test.py` that reads none
+    stays a check. pytest never collects `test.py`; a file is a test when it defines a
+    `TestCase`, imports pytest or unittest, or checks numerics (`gradcheck`, `allclose`: a
+    kernel's harness), and a file pytest collects (`test_*.py`, `*_test.py`) also when it
+    has a `test*` function or `Test*` class at its top. Only where the name alone said test
+    (`named_only`), never under `tests/`. Path -> the evidence."""
     out: dict[str, str] = {}
     for path in sorted(files):
-        if posixpath.basename(path) not in _SCRIPT_NAMES or not named_only(path):
+        collected = _collected_by_pytest(path)
+        if (posixpath.basename(path) not in _SCRIPT_NAMES and not collected) or not named_only(path):
             continue
         try:
             tree = ast.parse(read(path) or "")
         except (SyntaxError, ValueError):
             continue
         nodes = list(ast.walk(tree))
+        # a file pytest collects (`main_test.py`, `test_net.py`) is a script only when it
+        # gives pytest nothing to collect either: no `test*` function, no `Test*` class
+        # at its top (audit AG: mae_st's `main_test.py`, its test-stage entry point)
+        if collected and any(_pytest_item(node) for node in tree.body):
+            continue
         if any(_reads_command_line(node) for node in nodes) and not any(_is_test(node) for node in nodes):
             out[path] = f"{path} reads a command line and defines no test (no TestCase, no pytest, unittest or numerics check): a script"
     return out
+
+
+def _pytest_item(node: ast.stmt) -> bool:
+    """What pytest collects at a module's top: a `test*` function or a `Test*` class."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return node.name.startswith("test")
+    return isinstance(node, ast.ClassDef) and node.name.startswith("Test")
 
 
 _ARGUMENTS = frozenset({"argparse", "click", "fire", "hydra", "absl", "typer", "docopt"})
