@@ -47,7 +47,10 @@ def availability_test(names: Names, node: cst.BaseExpression) -> bool:
         if root == "builtins" or root in guards.listed_roots:
             return False  # `torch.distributed.is_available()`: not a CUDA check
         parts = dotted(node.func)
-        return parts is not None and pattern is not None and pattern.fullmatch(parts[-1]) is not None
+        # the naming convention names a question about the environment: it takes nothing,
+        # or a package's name (`is_package_available("apex")`); `has_batchnorms(model)`
+        # asks about its argument, not whether CUDA is there (audit AH: esvit)
+        return parts is not None and pattern is not None and pattern.fullmatch(parts[-1]) is not None and _asks_the_environment(node)
     if isinstance(node, (cst.Name, cst.Attribute)) and guards.availability_values:
         qualified = names.qualified(node)
         if qualified is not None and qualified in guards.availability_values:
@@ -61,6 +64,12 @@ def availability_test(names: Names, node: cst.BaseExpression) -> bool:
         parts = dotted(node)
         return parts is not None and ".".join(parts) in names.flags
     return False
+
+
+def _asks_the_environment(call: cst.Call) -> bool:
+    """A call whose arguments are all literals (or none): a question about the machine or
+    an installed package, not about an object the code holds."""
+    return all(isinstance(arg.value, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Name)) and not (isinstance(arg.value, cst.Name) and arg.value.value not in ("True", "False", "None")) for arg in call.args)
 
 
 def implies_availability(names: Names, value: cst.BaseExpression) -> bool:

@@ -1,0 +1,48 @@
+"""What audit AH (docs/audits/audit-ah.md) found wrong that this round fixes, with a probe
+that failed at `0b641e5` and look-alikes that keep their reading.
+
+A project's own check named by the availability convention (`has_*`, `is_*_available`)
+asks about the machine only when it takes nothing but literals: `has_batchnorms(model)`
+asks about its argument, so the SyncBatchNorm it guards is on the main path (esvit, 4 too
+low); `has_apex()` and `is_package_available("apex")` stay guards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tpucheck.engine import ScanOptions, scan
+from tpucheck.ruleset import load_ruleset
+
+RULESET = load_ruleset()
+
+TRAIN = """import torch
+import torch.nn as nn
+from utils import has_batchnorms, has_apex, is_package_available
+
+
+def build(student):
+    if has_batchnorms(student):
+        student = nn.SyncBatchNorm.convert_sync_batchnorm(student)
+    if has_apex():
+        student = nn.SyncBatchNorm.convert_sync_batchnorm(student)
+    if is_package_available("apex"):
+        torch.cuda.synchronize()
+    return student
+
+
+def step(model, x):
+    model(x).sum().backward()
+"""
+UTILS = "def has_batchnorms(m):\n    return True\n\n\ndef has_apex():\n    return False\n\n\ndef is_package_available(name):\n    return False\n"
+
+
+def test_a_check_that_asks_about_its_argument_guards_nothing(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "utils.py").write_text(UTILS)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    found = sorted((f.rule, f.span.line, f.span.column, f.severity, tuple(r.rule for r in f.because)) for f in result.findings)
+    assert found == [
+        ("CA001", 12, 9, "minor", ("guard.test", "severity.guarded")),
+        ("UO028", 8, 19, "blocker", ()),
+        ("UO028", 10, 19, "minor", ("guard.test", "severity.guarded")),
+    ]
