@@ -89,3 +89,71 @@ def test_a_switch_without_such_a_try_or_with_a_raising_handler_is_a_blocker(tmp_
 
 def test_an_exit_without_cuda_stops_the_install_whatever_the_build_catches(tmp_path: Path) -> None:
     assert _bld007(tmp_path / "exits", EXITS) == [(5, 14, "info", ["place.tolerated-build"]), (10, 8, "blocker", [])]
+
+
+# -- a run-time build reached only off the CPU side of a device test with a twin -----------
+
+TWIN_OP = '''import os
+import torch
+from torch.autograd import Function
+from torch.utils.cpp_extension import load
+
+here = os.path.dirname(__file__)
+scale_op = load("scale", sources=[os.path.join(here, "scale.cpp"), os.path.join(here, "scale_kernel.cu")])
+
+
+class ScaleBackward(Function):
+    @staticmethod
+    def forward(ctx, grad):
+        return scale_op.scale(grad)
+
+
+class Scale(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return scale_op.scale(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ScaleBackward.apply(grad)
+
+
+def scale(x):
+    if x.device.type == "cpu":
+        out = scale_native(x)
+    else:
+        out = Scale.apply(x)
+    return out
+
+
+def scale_native(x):
+    return x * 2
+'''
+KERNEL_CU = "__global__ void scale_kernel(float* x, int n) {\\n  x[0] *= 2.0f;\\n}\\n"
+
+
+def _twin_kernels(tmp_path: Path, op: str) -> list[tuple[str, int, str, tuple[str, ...]]]:
+    (tmp_path / "op").mkdir(parents=True)
+    (tmp_path / "op" / "__init__.py").write_text("from .scale import scale\n")
+    (tmp_path / "op" / "scale.py").write_text(op)
+    (tmp_path / "op" / "scale_kernel.cu").write_text(KERNEL_CU)
+    (tmp_path / "model.py").write_text("import torch\nfrom op import scale\n\n\ndef forward(x):\n    return scale(x)\n")
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    return sorted((f.rule, f.span.line, f.severity, tuple(r.rule for r in f.because)) for f in result.findings if f.rule in ("CK002", "CK003"))
+
+
+def test_a_build_reached_only_off_the_cpu_side_of_a_twin_dispatch_is_a_known_edit(tmp_path: Path) -> None:
+    assert _twin_kernels(tmp_path, TWIN_OP) == [
+        ("CK002", 7, "major", ("fallback.device-twin", "severity.kernel-fallback")),
+        ("CK003", 1, "major", ("fallback.device-twin", "severity.kernel-fallback")),
+    ]
+
+
+def test_a_function_applied_outside_the_dispatch_keeps_the_build_on_the_main_path(tmp_path: Path) -> None:
+    op = TWIN_OP.replace("def scale_native(x):", "def scale_fast(x):\n    return Scale.apply(x)\n\n\ndef scale_native(x):")
+    assert [row[2] for row in _twin_kernels(tmp_path, op)] == ["blocker", "blocker"]
+
+
+def test_a_cpu_side_that_raises_is_no_twin(tmp_path: Path) -> None:
+    op = TWIN_OP.replace("        out = scale_native(x)\n", "        raise RuntimeError('no CPU path')\n")
+    assert [row[2] for row in _twin_kernels(tmp_path, op)] == ["blocker", "blocker"]

@@ -184,6 +184,10 @@ class JitBuild:
     opt_in: str = ""
     """The environment test the build sits under that is off unless the user sets it
     (`if os.getenv("OPS_JIT") == "1":`), as evidence, or ""."""
+    twin: str = ""
+    """Where the module sends tensors on the CPU to a plain-PyTorch twin and every other
+    device to the built extension (`if x.device.type == "cpu": upfirdn2d_native(...) else:
+    UpFirDn2d.apply(...)`), as evidence, or "" (analyze/dispatch.py)."""
 
 
 @dataclass(frozen=True, slots=True)

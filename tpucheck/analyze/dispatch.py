@@ -63,7 +63,8 @@ def jit_facts(text: str) -> tuple[tuple[JitBuild, ...], tuple[str, ...]]:
         if isinstance(bound, ast.Assign) and len(bound.targets) == 1 and isinstance(bound.targets[0], ast.Name):
             target = bound.targets[0].id
         opt_in = _opt_in(call, parents, environment, text)
-        builds.append(JitBuild(_last_name(call.func), tuple(sources), guard, call.lineno, target, _written_name(call), opt_in))
+        twin = _cpu_twin(target, tree, parents, text) if target and bound is not None and parents.get(bound) is tree else ""
+        builds.append(JitBuild(_last_name(call.func), tuple(sources), guard, call.lineno, target, _written_name(call), opt_in, twin))
     loaders = tuple(name for name, fn in sorted(functions.items()) if _is_loader(fn))
     return tuple(builds), loaders
 
@@ -266,3 +267,66 @@ def _has_other_way(node: ast.If, parents: dict[ast.AST, ast.AST]) -> bool:
         if isinstance(statements, list) and node in statements:
             return statements.index(node) < len(statements) - 1
     return False
+
+
+def _cpu_twin(target: str, tree: ast.Module, parents: dict[ast.AST, ast.AST], text: str) -> str:
+    """Evidence that the module reaches the extension bound to `target` only through autograd
+    Functions whose every `.apply` call sits on the non-CPU side of a device test whose CPU
+    side calls a plain-PyTorch twin (StyleGAN2's `if input.device.type == "cpu": out =
+    upfirdn2d_native(...) else: out = UpFirDn2d.apply(...)`), or "". A TPU tensor is not a
+    CPU one, so it takes the extension until the test is turned round: a known edit, with
+    the twin already written (blind set 26: denoising-diffusion-gan)."""
+    classes: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == target and isinstance(node.ctx, ast.Load):
+            owner: ast.AST = node
+            while owner in parents and not isinstance(owner, ast.ClassDef):
+                owner = parents[owner]
+            if not isinstance(owner, ast.ClassDef) or not any(_last_name(base) == "Function" for base in owner.bases):
+                return ""
+            classes.add(owner.name)
+    if not classes:
+        return ""
+    applies = [
+        node for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "apply" and isinstance(node.func.value, ast.Name) and node.func.value.id in classes
+    ]  # fmt: skip
+    evidence = ""
+    for call in applies:
+        if _class_of(call, parents) in classes:
+            continue  # one such Function calling another (its backward): reached through it
+        found = _cpu_side_twin(call, parents, text)
+        if not found:
+            return ""
+        evidence = evidence or found
+    return evidence
+
+
+def _class_of(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> str:
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.ClassDef):
+            return node.name
+    return ""
+
+
+def _cpu_side_twin(call: ast.Call, parents: dict[ast.AST, ast.AST], text: str) -> str:
+    """The `if` around the call whose test is `x.device.type == "cpu"` (the call in its
+    `else`) or `!= "cpu"` (the call in its body), when the other side calls something."""
+    child: ast.AST = call
+    while child in parents:
+        node = parents[child]
+        if isinstance(node, (*_FUNCTIONS, ast.Lambda, ast.ClassDef, ast.Module)):
+            return ""
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1:
+            sides = (node.test.left, node.test.comparators[0])
+            on_cpu = any(isinstance(x, ast.Constant) and x.value == "cpu" for x in sides) and any(
+                isinstance(x, ast.Attribute) and x.attr == "type" and isinstance(x.value, ast.Attribute) and x.value.attr == "device" for x in sides
+            )
+            equal = isinstance(node.test.ops[0], ast.Eq)
+            if on_cpu and (equal or isinstance(node.test.ops[0], ast.NotEq)):
+                mine, other = (node.orelse, node.body) if equal else (node.body, node.orelse)
+                if any(_within(call, statement, parents) for statement in mine) and any(isinstance(n, ast.Call) for s in other for n in ast.walk(s)) and not any(isinstance(s, ast.Raise) for s in other):
+                    return f"`{ast.get_source_segment(text, node.test) or ast.unparse(node.test)}` (line {node.lineno}) sends CPU tensors to a PyTorch twin"
+        child = node
+    return ""

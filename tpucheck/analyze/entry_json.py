@@ -47,7 +47,7 @@ def _facts_to_json(facts: ImportFacts) -> dict[str, Any]:
         "builds": [[b.name, list(b.sources), b.package] for b in facts.builds],
         "workloads": list(facts.workloads),
         "options": [[name, on] for name, on in facts.options],
-        "jit_builds": [[b.callee, list(b.sources), b.guard, b.line, b.target, b.name, b.opt_in] for b in facts.jit_builds],
+        "jit_builds": [[b.callee, list(b.sources), b.guard, b.line, b.target, b.name, b.opt_in, b.twin] for b in facts.jit_builds],
         "jit_loaders": list(facts.jit_loaders),
     }
 
@@ -73,9 +73,9 @@ def _facts_from_json(data: Any) -> ImportFacts | None:
         options.append((expect_str(name), expect_bool(on)))
     jit_builds = []
     for item in expect_list(data["jit_builds"]):
-        callee, sources, guard, line, target, name, opt_in = expect_list(item, length=7)
+        callee, sources, guard, line, target, name, opt_in, twin = expect_list(item, length=8)
         written = (expect_str(callee), tuple(expect_str(s) for s in expect_list(sources)), expect_str(guard), expect_int(line))
-        jit_builds.append(JitBuild(*written, expect_str(target), expect_str(name), expect_str(opt_in)))
+        jit_builds.append(JitBuild(*written, expect_str(target), expect_str(name), expect_str(opt_in), expect_str(twin)))
     loaders = tuple(expect_str(name) for name in expect_list(data["jit_loaders"]))
     workloads = tuple(expect_str(w) for w in expect_list(data["workloads"]))
     return ImportFacts(tuple(imports), tuple(builds), workloads, tuple(options), tuple(jit_builds), loaders)

@@ -456,6 +456,8 @@ def _device_dispatched(
             why: Reason | None
             if build.guard:
                 why = Reason("fallback.device-dispatch", f"{path}:{build.line} builds it only under {build.guard}; other devices run the code after it")
+            elif build.twin:
+                why = Reason("fallback.device-twin", f"{path}: {build.twin}; every other device takes the extension built at line {build.line}")
             elif build.target in optional_extensions:
                 why = optional_extensions[build.target]
             elif build.opt_in and build.target not in required_extensions:
