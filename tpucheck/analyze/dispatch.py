@@ -20,7 +20,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from tpucheck.analyze.pyparse import parse_or_none
+from tpucheck.analyze.pyparse import last_name, parse_or_none
 from tpucheck.discover.walk import NATIVE_EXTENSIONS
 from tpucheck.findings import JitBuild
 
@@ -64,7 +64,7 @@ def jit_facts(text: str) -> tuple[tuple[JitBuild, ...], tuple[str, ...]]:
             target = bound.targets[0].id
         opt_in = _opt_in(call, parents, environment, text)
         twin = _cpu_twin(target, tree, parents, text) if target and bound is not None and parents.get(bound) is tree else ""
-        builds.append(JitBuild(_last_name(call.func), tuple(sources), guard, call.lineno, target, _written_name(call), opt_in, twin))
+        builds.append(JitBuild(last_name(call.func), tuple(sources), guard, call.lineno, target, _written_name(call), opt_in, twin))
     loaders = tuple(name for name, fn in sorted(functions.items()) if _is_loader(fn))
     return tuple(builds), loaders
 
@@ -158,11 +158,6 @@ def _sources(node: ast.AST) -> Iterator[str]:
             yield inner.value
 
 
-def _last_name(func: ast.expr) -> str:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return func.id if isinstance(func, ast.Name) else ""
-
 
 def _enclosing_function(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     while node in parents:
@@ -177,7 +172,7 @@ def _is_loader(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     compiles what it is given."""
     if any(True for _ in _sources(fn)):
         return False
-    return any(isinstance(n, ast.Call) and _last_name(n.func) in _LOADERS for n in ast.walk(fn))
+    return any(isinstance(n, ast.Call) and last_name(n.func) in _LOADERS for n in ast.walk(fn))
 
 
 def _gate(name: str, calls: list[ast.Call], parents: dict[ast.AST, ast.AST], text: str) -> str:
@@ -239,6 +234,21 @@ def _conjuncts(test: ast.expr) -> list[ast.expr]:
     return list(test.values) if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
 
 
+def _tests_cpu(test: ast.expr) -> bool | None:
+    """`x.device.type == "cpu"`: True; `!= "cpu"`: False; any other test: None."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))):
+        return None
+    sides = (test.left, test.comparators[0])
+    if any(isinstance(s, ast.Constant) and s.value == "cpu" for s in sides) and any(_is_device_type(s) for s in sides):
+        return isinstance(test.ops[0], ast.Eq)
+    return None
+
+
+def _is_device_type(node: ast.expr) -> bool:
+    """`x.device.type`."""
+    return isinstance(node, ast.Attribute) and node.attr == "type" and isinstance(node.value, ast.Attribute) and node.value.attr == "device"
+
+
 def _asks_cuda(node: ast.expr) -> bool:
     """`x.device.type == "cuda"`, `x.is_cuda`, `torch.cuda.is_available()`."""
     if isinstance(node, ast.Attribute):
@@ -249,8 +259,7 @@ def _asks_cuda(node: ast.expr) -> bool:
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
         sides = (node.left, node.comparators[0])
         names_cuda = any(isinstance(s, ast.Constant) and s.value == "cuda" for s in sides)
-        is_device_type = any(isinstance(s, ast.Attribute) and s.attr == "type" and isinstance(s.value, ast.Attribute) and s.value.attr == "device" for s in sides)
-        return names_cuda and is_device_type
+        return names_cuda and any(_is_device_type(s) for s in sides)
     return False
 
 
@@ -279,10 +288,8 @@ def _cpu_twin(target: str, tree: ast.Module, parents: dict[ast.AST, ast.AST], te
     classes: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id == target and isinstance(node.ctx, ast.Load):
-            owner: ast.AST = node
-            while owner in parents and not isinstance(owner, ast.ClassDef):
-                owner = parents[owner]
-            if not isinstance(owner, ast.ClassDef) or not any(_last_name(base) == "Function" for base in owner.bases):
+            owner = _enclosing_class(node, parents)
+            if owner is None or not any(last_name(base) == "Function" for base in owner.bases):
                 return ""
             classes.add(owner.name)
     if not classes:
@@ -293,7 +300,8 @@ def _cpu_twin(target: str, tree: ast.Module, parents: dict[ast.AST, ast.AST], te
     ]  # fmt: skip
     evidence = ""
     for call in applies:
-        if _class_of(call, parents) in classes:
+        owner = _enclosing_class(call, parents)
+        if owner is not None and owner.name in classes:
             continue  # one such Function calling another (its backward): reached through it
         found = _cpu_side_twin(call, parents, text)
         if not found:
@@ -302,12 +310,12 @@ def _cpu_twin(target: str, tree: ast.Module, parents: dict[ast.AST, ast.AST], te
     return evidence
 
 
-def _class_of(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> str:
+def _enclosing_class(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.ClassDef | None:
     while node in parents:
         node = parents[node]
         if isinstance(node, ast.ClassDef):
-            return node.name
-    return ""
+            return node
+    return None
 
 
 def _cpu_side_twin(call: ast.Call, parents: dict[ast.AST, ast.AST], text: str) -> str:
@@ -318,15 +326,11 @@ def _cpu_side_twin(call: ast.Call, parents: dict[ast.AST, ast.AST], text: str) -
         node = parents[child]
         if isinstance(node, (*_FUNCTIONS, ast.Lambda, ast.ClassDef, ast.Module)):
             return ""
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1:
-            sides = (node.test.left, node.test.comparators[0])
-            on_cpu = any(isinstance(x, ast.Constant) and x.value == "cpu" for x in sides) and any(
-                isinstance(x, ast.Attribute) and x.attr == "type" and isinstance(x.value, ast.Attribute) and x.value.attr == "device" for x in sides
-            )
-            equal = isinstance(node.test.ops[0], ast.Eq)
-            if on_cpu and (equal or isinstance(node.test.ops[0], ast.NotEq)):
-                mine, other = (node.orelse, node.body) if equal else (node.body, node.orelse)
-                if any(_within(call, statement, parents) for statement in mine) and any(isinstance(n, ast.Call) for s in other for n in ast.walk(s)) and not any(isinstance(s, ast.Raise) for s in other):
-                    return f"`{ast.get_source_segment(text, node.test) or ast.unparse(node.test)}` (line {node.lineno}) sends CPU tensors to a PyTorch twin"
+        cpu = _tests_cpu(node.test) if isinstance(node, ast.If) else None
+        if isinstance(node, ast.If) and cpu is not None:
+            mine, other = (node.orelse, node.body) if cpu else (node.body, node.orelse)
+            calls_twin = any(isinstance(n, ast.Call) for s in other for n in ast.walk(s)) and not any(isinstance(s, ast.Raise) for s in other)
+            if calls_twin and any(_within(call, statement, parents) for statement in mine):
+                return f"`{ast.get_source_segment(text, node.test) or ast.unparse(node.test)}` (line {node.lineno}) sends CPU tensors to a PyTorch twin"
         child = node
     return ""

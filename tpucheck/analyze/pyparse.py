@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-__all__ = ["parse_or_none"]
+__all__ = ["last_name", "parse_or_none"]
 
 
 def parse_or_none(text: str) -> ast.Module | None:
@@ -16,3 +16,9 @@ def parse_or_none(text: str) -> ast.Module | None:
         return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def last_name(node: ast.AST) -> str:
+    """The last part of a name or attribute chain (`logger.info` -> `info`, `gradcheck`
+    -> `gradcheck`); "" for any other expression."""
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""

@@ -24,10 +24,11 @@ def twin_packages(graph: ImportGraph, facts: Callable[[str], ImportFacts | None]
     """Path of every module of a twin package -> the evidence."""
     packages = sorted(dotted for dotted, path in graph.modules.items() if path.endswith(("/__init__.py", "/__init__.pyi")))
     exports = {package: _exports(graph, facts, package) for package in packages}
+    folders = frozenset(graph.modules[p].rpartition("/")[0] for p in packages)
     out: dict[str, Reason] = {}
     for twin in packages:
         shared = _shared_name(twin, exports, packages)
-        if shared is None or _imported_by_the_library(twin, edges, graph, packages):
+        if shared is None or _imported_by_the_library(twin, edges, graph, folders):
             continue
         name, ancestor, source = shared
         folder = graph.modules[twin].rpartition("/")[0]
@@ -69,11 +70,11 @@ def _shared_name(twin: str, exports: dict[str, dict[str, str]], packages: list[s
     return None
 
 
-def _imported_by_the_library(twin: str, edges: dict[str, list[tuple[str, bool]]], graph: ImportGraph, packages: list[str]) -> bool:
+def _imported_by_the_library(twin: str, edges: dict[str, list[tuple[str, bool]]], graph: ImportGraph, folders: frozenset[str]) -> bool:
     """Whether a module of a package outside the twin imports it: then the library itself
     runs on it. A script outside every package (`train.py` importing `pkg.triton`) picks a
-    build by one import line, as a user does (audit AE: PaLM's enwik8 `train.py`)."""
-    folders = {graph.modules[p].rpartition("/")[0] for p in packages}
+    build by one import line, as a user does (audit AE: PaLM's enwik8 `train.py`).
+    `folders`: the folders of the project's packages."""
     return any(
         not _inside(importer, twin) and graph.modules[importer].rpartition("/")[0] in folders and any(_inside(target, twin) for target, _ in sites)
         for importer, sites in edges.items()

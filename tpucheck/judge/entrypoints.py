@@ -16,6 +16,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
+from tpucheck.analyze.pyparse import last_name
 from tpucheck.analyze.python.testmarks import NUMERICS_CHECKS, TEST_FRAMEWORKS
 from tpucheck.findings import ImportFacts
 
@@ -285,9 +286,9 @@ def _is_test(node: ast.AST) -> bool:
     # no function name: `def test(opt)` and `def test_net(...)` are many an evaluation
     # loop, and pytest never collects this file to run one
     if isinstance(node, ast.ClassDef):
-        return any(_last_name(base).endswith("TestCase") for base in node.bases)
+        return any(last_name(base).endswith("TestCase") for base in node.bases)
     if isinstance(node, ast.Call):
-        return _last_name(node.func) in NUMERICS_CHECKS
+        return last_name(node.func) in NUMERICS_CHECKS
     return _imports(node, TEST_FRAMEWORKS)
 
 
@@ -296,11 +297,6 @@ def _imports(node: ast.AST, packages: frozenset[str]) -> bool:
     if isinstance(node, ast.Import):
         return any(alias.name.split(".")[0] in packages for alias in node.names)
     return isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in packages
-
-
-def _last_name(node: ast.AST) -> str:
-    """`unittest.TestCase` -> `TestCase`; `gradcheck` -> `gradcheck`; "" for anything else."""
-    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
 
 
 def _collected_by_pytest(path: str) -> bool:

@@ -69,7 +69,10 @@ def availability_test(names: Names, node: cst.BaseExpression) -> bool:
 def _asks_the_environment(call: cst.Call) -> bool:
     """A call whose arguments are all literals (or none): a question about the machine or
     an installed package, not about an object the code holds."""
-    return all(isinstance(arg.value, (cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Name)) and not (isinstance(arg.value, cst.Name) and arg.value.value not in ("True", "False", "None")) for arg in call.args)
+    return all(
+        isinstance(arg.value, (cst.SimpleString, cst.ConcatenatedString, cst.Integer)) or (isinstance(arg.value, cst.Name) and arg.value.value in ("True", "False", "None"))
+        for arg in call.args
+    )
 
 
 def implies_availability(names: Names, value: cst.BaseExpression) -> bool:

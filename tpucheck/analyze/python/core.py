@@ -169,11 +169,11 @@ class BaseWalker:
         self._uses: NameUses | None = None
         """How the module uses names (excepts.name_uses), read on first need."""
         self._test_module: bool | None = None
+        """Whether the module imports a test framework (testmarks.py), read on first need."""
         self.counts: set[str] = set()
         """Names this module sets from a CUDA device count (`n = torch.cuda.device_count()`)."""
         self._compared_counts: frozenset[str] | None = None
         """Of the names set from a device count, those only compared or reported (counts.py)."""
-        """Whether the module imports a test framework (testmarks.py), read on first need."""
         self.callee: cst.CSTNode | None = None
         """The callee (or decorator) being walked: a name there is claimed by call rules."""
 

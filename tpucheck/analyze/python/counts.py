@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from tpucheck.analyze.pyparse import parse_or_none
+from tpucheck.analyze.pyparse import last_name, parse_or_none
 
 _REPORTS = frozenset({"print", "info", "debug", "warning", "warn", "log", "format"})
 """Calls whose arguments only report a value (`print`, `logger.info`, `str.format`)."""
@@ -31,13 +31,13 @@ def compared_only(source: str) -> frozenset[str]:
     names = frozenset(
         target.id
         for node in ast.walk(tree)
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _name_of(node.value.func) == "device_count"
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and last_name(node.value.func) == "device_count"
         for target in node.targets
         if isinstance(target, ast.Name)
     )
     if not names:
         return frozenset()
-    good: dict[str, int] = {}
+    compared: set[str] = set()
     bad: set[str] = set()
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]
     while stack:
@@ -49,22 +49,14 @@ def compared_only(source: str) -> frozenset[str]:
         if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id in names and all(
             isinstance(c, ast.Constant) and type(c.value) is int for c in node.comparators
         ):
-            good[node.left.id] = good.get(node.left.id, 0) + 1
+            compared.add(node.left.id)
             continue
         if isinstance(node, ast.JoinedStr):
             stack.extend((child, True) for child in ast.iter_child_nodes(node))
             continue
-        if isinstance(node, ast.Call) and _reports(node.func):
+        if isinstance(node, ast.Call) and last_name(node.func) in _REPORTS:
             stack.append((node.func, reported))
             stack.extend((arg, True) for arg in (*node.args, *(k.value for k in node.keywords)))
             continue
         stack.extend((child, reported) for child in ast.iter_child_nodes(node))
-    return frozenset(name for name in good if name not in bad)
-
-
-def _reports(func: ast.expr) -> bool:
-    return _name_of(func) in _REPORTS
-
-
-def _name_of(func: ast.expr) -> str:
-    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    return frozenset(compared - bad)

@@ -402,9 +402,9 @@ class StatementWalker(BaseWalker):
                 qualified = f"{module}.{alias.name.value}"
                 named: set[str] = set()
                 for rule_matcher in self.index.imports.lookup(qualified):
-                    each = rule_matcher[1].each
-                    if rule_matcher[0].id not in (named if each else seen):
-                        (named if each else seen).add(rule_matcher[0].id)
+                    taken = named if rule_matcher[1].each else seen  # `each`: per name, else per statement
+                    if rule_matcher[0].id not in taken:
+                        taken.add(rule_matcher[0].id)
                         self.hit(rule_matcher, alias.name, detail=qualified)
 
     # -- assignments ---------------------------------------------------------------------
