@@ -46,3 +46,27 @@ def test_a_check_that_asks_about_its_argument_guards_nothing(tmp_path: Path) -> 
         ("UO028", 8, 19, "blocker", ()),
         ("UO028", 10, 19, "minor", ("guard.test", "severity.guarded")),
     ]
+
+
+ENV = "name: byol\nchannels:\n  - pytorch\ndependencies:\n  - python=3.7\n  - pytorch=1.4.0\n  - cudatoolkit=10.1\n"
+
+
+def test_a_conda_environment_named_env_yml_is_read(tmp_path: Path) -> None:
+    """BYOL's README creates its environment with `conda env create --file env.yml`: its
+    torch 1.4 pin and CUDA toolkit were never read (the scan knew `environment.yml` only)."""
+    (tmp_path / "env.yml").write_text(ENV)
+    (tmp_path / "main.py").write_text("import torch\n\nx = torch.ones(2)\n")
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    found = sorted((f.rule, f.path, f.span.line, f.span.column, f.severity) for f in result.findings)
+    assert found == [("BLD002", "env.yml", 7, 5, "major"), ("DEP025", "env.yml", 6, 5, "blocker")]
+
+
+def test_a_yaml_named_like_a_gym_environment_gives_no_requirements(tmp_path: Path) -> None:
+    """Read as a conda file only for what it declares: an `env.yaml` of settings with no
+    `dependencies:` adds nothing, and its settings are still read as a config's."""
+    (tmp_path / "env.yaml").write_text("name: CartPole-v1\nmax_steps: 500\ndevice: cuda\n")
+    (tmp_path / "main.py").write_text("import torch\n\nx = torch.ones(2)\n")
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    found = sorted((f.rule, f.path, f.span.line, f.span.column, f.severity) for f in result.findings)
+    assert found == [("DP015", "env.yaml", 3, 1, "minor")]
+    assert result.errors == []

@@ -63,6 +63,12 @@ def by_name(found: list[Requirement]) -> dict[str, Requirement]:
         "conda.yml",
         "conda-gpu.yaml",
         "Requirements.txt",
+        # `conda env create --file` takes any name (audit AH: BYOL's `env.yml`)
+        "env.yml",
+        "env.yaml",
+        "environment-cuda118.yml",
+        "conda_env.yaml",
+        "docs/py310-env.yml",
     ],
 )
 def test_is_manifest_accepts(path: str) -> None:
@@ -80,7 +86,11 @@ def test_is_manifest_accepts(path: str) -> None:
         "setup.pyc",
         "tox.ini",
         "pyproject.toml.bak",
-        "env.yml",
+        "envs.yaml",
+        "environ.yml",
+        "venv.yml",
+        "train_config.yaml",
+        "env.json",
         "docs/environment.json",
         "mysetup.py",
         "constraints.in",

@@ -24,9 +24,9 @@ def manifest_format(relpath: str) -> str | None:
     name = parts[-1]
     if name in _EXACT:
         return _EXACT[name]
-    if name in _CONDA_ENV_NAMES or (name.startswith("conda") and name.endswith((".yml", ".yaml"))):
-        return "conda"
     lower = name.lower()
+    if name in _CONDA_ENV_NAMES or (lower.endswith((".yml", ".yaml")) and _conda_stem(lower.rpartition(".")[0])):
+        return "conda"
     parent = parts[-2].lower() if len(parts) > 1 else ""
     # `requirements*.txt` plus the common `dev-requirements.txt` / `test-requirements.txt`
     # spellings, pip-tools inputs (`*.in`), and everything in a `requirements/` folder.
@@ -35,6 +35,15 @@ def manifest_format(relpath: str) -> str | None:
     if lower.startswith("constraints") and lower.endswith(".txt"):
         return "requirements"
     return None
+
+
+def _conda_stem(stem: str) -> bool:
+    """`conda env create --file` takes any name, and READMEs give it as `env.yml`,
+    `environment-cuda.yml` or `conda_env.yaml` as often as `environment.yml` (audit AH:
+    BYOL's `env.yml` pinned torch 1.4 and nobody saw it). A YAML file of one of these
+    names is read as a conda environment too; one with no `dependencies:` (a gym `env.yaml`)
+    gives no requirements, and it stays a config file for the config rules."""
+    return stem in ("env", "conda") or stem.startswith(("environment", "conda_", "conda-")) or stem.endswith(("_env", "-env"))
 
 
 def is_manifest(relpath: str) -> bool:

@@ -15,6 +15,7 @@ from fnmatch import fnmatchcase
 from tpucheck.analyze.bindings import KERNEL_BINDING, binding_at
 from tpucheck.analyze.reachability import GUARDED_MODULE, Reachability
 from tpucheck.findings import PENDING, SEVERITIES, FileResult, Finding, RawMatch, Reason, fingerprints, suppression_key
+from tpucheck.judge.known_ops import KNOWN_OP, known_op
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES, Roles
 from tpucheck.ruleset.judgement import DROP_IN, Scoring
 from tpucheck.ruleset.model import Rule
@@ -145,6 +146,8 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
         drop_in = _drop_in(match, rule, placement.scoring)
         if drop_in is not None:
             because.append(drop_in)
+        if rule.inventory == "kernel" and (op := known_op(match.detail, placement.scoring.known_ops)) is not None:
+            because.append(Reason(KNOWN_OP, f"`{match.detail}` computes `{op}`, a standard op: {placement.scoring.known_ops[op]}"))
         place_role = _role(match.role, file_role, result.path, result.path in roles.launched)
         if match.role is not None and place_role != match.role:  # the block's mark did not apply: no reason of it
             because = [r for r in because if not r.rule.startswith("role.")]

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from tpucheck.findings import Finding
+from tpucheck.judge.known_ops import KNOWN_OP
 from tpucheck.judge.place import OWN_EXTENSION
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES
 from tpucheck.judge.shares import Share, command_of, keep_heaviest
@@ -56,6 +57,11 @@ VALIDATION = "validation"
 EXPERIMENTAL = "experimental"
 FACT_INVENTORIES = frozenset({"reference", "tpu-support"})
 """Findings that record assets (a PyTorch reference path, existing TPU support), not work."""
+
+
+def is_known_op(finding: Finding) -> bool:
+    """A kernel that computes a standard op (judge/known_ops.py)."""
+    return any(reason.rule == KNOWN_OP for reason in finding.because)
 
 
 def is_supporting(finding: Finding) -> bool:
@@ -177,6 +183,8 @@ class Model:
                     units *= self.s.reference_factor
                 if any(reason.rule == OWN_EXTENSION for reason in finding.because):
                     units *= self.s.copy_factor  # the binding of the project's own extension
+                if is_known_op(finding):
+                    units *= self.s.known_op_factor  # re-expressed from a published formulation
                 share = self.share(finding, units)
                 if rule.stack is not None and finding.path not in files and not finding.guarded:
                     # Each further file built on the stack is part of its rework (an
@@ -461,16 +469,19 @@ def _kernel_core(product: list[Share], findings: list[Finding], scoring: Scoring
     or None: kernels with no fallback are most of its porting hours and at least half of
     its files that need work (rules/judgement.yaml `score.core`). Grades only: the score,
     and with it the proof of monotonicity, is untouched."""
-    porting = [s for s in product if s.finding is not None and s.finding.severity != "info"]
+    # A standard op's kernel (judge/known_ops.py) is neither core nor the rest: it has
+    # known alternatives, so it makes no core, and it is a kernel, so it dilutes none.
+    porting = [s for s in product if s.finding is not None and s.finding.severity != "info" and not is_known_op(s.finding)]
     hours = math.fsum((s.low + s.high) / 2 for s in porting)
-    kernel = math.fsum((s.low + s.high) / 2 for s in porting if s.finding is not None and s.finding.inventory == "kernel" and not s.finding.guarded)
+    kernel = math.fsum((s.low + s.high) / 2 for s in porting if s.finding is not None and _custom_kernel(s.finding))
     subsystem = math.fsum(
         (s.low + s.high) / 2
         for s in porting
         if s.finding is not None and s.finding.rule in scoring.core_subsystem_rules and s.finding.severity == "blocker" and not s.finding.guarded
     )
-    work = {f.path for f in findings if is_product(f) and f.severity != "info" and not f.guarded}
-    kernels = {f.path for f in findings if is_product(f) and f.severity != "info" and not f.guarded and f.inventory == "kernel"}
+    kernels = {f.path for f in findings if is_product(f) and f.severity != "info" and _custom_kernel(f)}
+    standard = {f.path for f in findings if is_known_op(f)} - kernels  # sources of standard ops only
+    work = {f.path for f in findings if is_product(f) and f.severity != "info" and not f.guarded} - standard
     if not hours or not work:
         return None
     if kernel / hours >= scoring.core_hours_share and len(kernels) / len(work) >= scoring.core_files_share:
@@ -478,6 +489,12 @@ def _kernel_core(product: list[Share], findings: list[Finding], scoring: Scoring
     if subsystem and (kernel + subsystem) / hours >= scoring.core_hours_share:
         return f"CUDA-only subsystems with no TPU alternative (and kernels with no fallback) are {(kernel + subsystem) / hours:.0%} of the porting hours"
     return None
+
+
+def _custom_kernel(finding: Finding) -> bool:
+    """A kernel with no fallback that is no standard op: what makes a core of custom CUDA
+    (a standard op has known alternatives, grade D's meaning)."""
+    return finding.inventory == "kernel" and not finding.guarded and not is_known_op(finding)
 
 
 def _contributors(split: list[Share], rules: dict[str, Rule], total: float, limit: int = 5) -> tuple[Contributor, ...]:

@@ -14,9 +14,10 @@ from typing import Any
 
 from tpucheck.ruleset.problems import Problems
 
-__all__ = ["VENDORED_COPY", "Guards", "Judgement", "PathRole", "Scoring", "build_judgement"]
+__all__ = ["DROP_IN", "KNOWN_OP", "VENDORED_COPY", "Guards", "Judgement", "PathRole", "Scoring", "build_judgement"]
 
 DROP_IN = "cap.drop-in"
+KNOWN_OP = "kernel.known-op"
 """The reason a CUDA-only package's module with a drop-in PyTorch module weighs as an edit."""
 VENDORED_COPY = "fallback.vendored-copy"
 """The evidence rule of a module of a copied package that nothing imports."""
@@ -165,6 +166,11 @@ class Scoring:
     """Rules whose guarded finding is a note (info): the branch needs no TPU side."""
     own_extension_bindings: frozenset[str] = frozenset()
     """Rules whose finding, on a library the project builds itself, is priced with its kernels."""
+    known_ops: dict[str, str] = field(default_factory=dict)
+    """Standard ops a kernel's name may spell (`roialign`) -> what replaces them: such a
+    kernel is re-expressed, not designed (judge/known_ops.py)."""
+    known_op_factor: float = 1.0
+    """A known op's kernel hours, as a share of a new kernel's."""
     core_hours_share: float = 1.1
     """A kernel-capped product is graded F (its core is custom CUDA) when kernels with no
     fallback are at least this share of its porting hours ... (above 1: never)"""
@@ -361,6 +367,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             guarded_info_guards=frozenset(score_raw["guarded"].get("info_guards", ())),
             own_extension_bindings=frozenset(score_raw.get("own_extension_bindings", ())),
             training_only=frozenset(score_raw.get("training_only", ())),
+            known_ops={str(token): str(use) for token, use in score_raw.get("known_ops", {}).get("ops", {}).items()},
+            known_op_factor=float(score_raw.get("known_ops", {}).get("factor", 1.0)),
         )
         for key, entry in score_raw.get("rules", {}).items():
             rationale[key] = entry
@@ -368,6 +376,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             rationale["grade.core"] = score_raw["core"]["why"]
         if "drop_in" in score_raw["caps"]:
             rationale[DROP_IN] = score_raw["caps"]["drop_in"]["why"]
+        if "known_ops" in score_raw:
+            rationale[KNOWN_OP] = score_raw["known_ops"]["why"]
     return Judgement(
         roles=tuple(roles),
         optional_paths=optional_paths,
