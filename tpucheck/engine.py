@@ -14,7 +14,6 @@ import gc
 import hashlib
 import multiprocessing
 import os
-import posixpath
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -28,8 +27,8 @@ from tpucheck.analyze.cache import CacheStats, ResultCache
 from tpucheck.analyze.chosen import chosen_kernel_modules
 from tpucheck.analyze.cmake import is_cmake_file
 from tpucheck.analyze.imports import facts_of_bytes, import_facts
-from tpucheck.analyze.packages import build_paths
-from tpucheck.analyze.reachability import import_resolver, imported_by, module_name, reachability_of
+from tpucheck.analyze.reachability import import_resolver, imported_by, reachability_of
+from tpucheck.analyze.submodule_code import submodules_apart
 from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
 from tpucheck.config.settings import ScanOptions, Settings, default_jobs
 from tpucheck.discover.first_party import first_party_packages
@@ -399,7 +398,7 @@ def _compute_tree_facts(
     by_folder = Roles(judgement, entry_points)
     launched_files = launched_paths([f.path for f in found.files], read, lambda path: not by_folder.supporting(path))
     nested = nested_projects([f.path for f in found.files], lambda path: facts(path) if path in by_path else None, launched_files)
-    scripts = test_named_scripts(python, read, by_folder.named_only)
+    scripts = test_named_scripts(python, read, by_folder.named_only, judgement.guards)
     imported_files = {
         path: importer
         for path, importer in imported_by(python, facts, lambda path: not by_folder.supporting(path) or path in launched_files or path in scripts).items()
@@ -415,7 +414,7 @@ def _compute_tree_facts(
             reach, optional_files=reach.optional_files | frozenset(chosen), evidence={**chosen, **reach.evidence}
         )
     workloads = {path: frozenset(fact.workloads) for path in python if not roles.supporting(path) and (fact := facts(path)) is not None and fact.workloads}
-    apart = _submodules_apart(parse_submodules(gitmodules), python, facts, native, read)
+    apart = submodules_apart(parse_submodules(gitmodules), python, facts, native, read)
     options_off = _options_off(python, facts)
     launched = _options_launched([f.path for f in found.files], read, options_off)
     options_off = {name: path for name, path in options_off.items() if name not in launched}
@@ -425,80 +424,6 @@ def _compute_tree_facts(
     return TreeFacts(
         reach, entry_points, older_versions(by_path, judgement), workloads, options_off, apart, launched, launched_files, nested, dead, imported_files, checks, scripts=scripts, bindings=bindings
     )
-
-
-def _submodules_apart(
-    submodules: dict[str, str],
-    python: Sequence[str],
-    facts: Callable[[str], ImportFacts | None],
-    native: Sequence[str],
-    read: Callable[[str], str | None],
-) -> dict[str, tuple[str, bool, frozenset[str]]]:
-    """The submodules to price apart (path -> (URL, whether only its native sources are,
-    the sources in it the product's own build compiles)). A submodule is a dependency kept
-    as source: one the product imports at load (`from models.croco import CroCoNet`, a
-    backbone kept in another repository) runs in the product's process, so its Python is
-    the product's code, and only its native sources (the dependency's own build) are apart;
-    one the product imports only optionally, or only builds against (C++ headers), is apart
-    whole. A source the product's own extension build lists (`sources=[...,
-    "third_party/attn/src/fwd.cu"]`) is compiled into the product, with the headers it
-    includes (where a template library keeps its kernels): they are the product's to port,
-    wherever they are kept."""
-    built = _included(_product_build_sources(submodules, python, facts), submodules, native, read)
-    apart: dict[str, tuple[str, bool, frozenset[str]]] = {}
-    for folder, url in submodules.items():
-        inside = [p for p in python if p.startswith(folder + "/")]
-        names: set[str] = set()
-        for path in inside:
-            for dotted in (module_name(path), module_name(path[len(folder) + 1 :])):
-                parts = dotted.split(".")
-                names.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
-        used = any(
-            not imp.conditional and not imp.level and (imp.module in names or imp.module.rpartition(".")[0] in names)
-            for path in python if not path.startswith(folder + "/") and (fact := facts(path)) is not None
-            for imp in fact.imports
-        )  # fmt: skip
-        apart[folder] = (url, used, frozenset(p for p in built if p.startswith(folder + "/")))
-    return apart
-
-
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
-_MAX_INCLUDED = 5000
-"""A bound on the headers followed: a template library includes a few dozen."""
-
-
-def _included(sources: set[str], submodules: dict[str, str], native: Sequence[str], read: Callable[[str], str | None]) -> set[str]:
-    """The built sources inside submodules, and every native file of the same submodule
-    they include with `#include "..."`, followed from file to file (relative to the
-    including file's folder: the form a header beside its kernels is included in)."""
-    present = set(native)
-    folders = [folder + "/" for folder in submodules]
-    seen = {p for p in sources if p in present and p.startswith(tuple(folders))}
-    todo = sorted(seen)
-    while todo and len(seen) < _MAX_INCLUDED:
-        path = todo.pop()
-        text = read(path)
-        base = path.rpartition("/")[0]
-        home = next(f for f in folders if path.startswith(f))
-        for name in _INCLUDE.findall(text or ""):
-            target = posixpath.normpath(posixpath.join(base, name))
-            if target in present and target.startswith(home) and target not in seen:
-                seen.add(target)
-                todo.append(target)
-    return sources | seen
-
-
-def _product_build_sources(submodules: dict[str, str], python: Sequence[str], facts: Callable[[str], ImportFacts | None]) -> set[str]:
-    """The native sources the product's own builds list (a build file outside every
-    submodule), as project paths: relative to the build file's folder or to the top."""
-    sources: set[str] = set()
-    for path in python:
-        if any(path.startswith(folder + "/") for folder in submodules):
-            continue
-        fact = facts(path)
-        for build in fact.builds if fact is not None else ():
-            sources |= build_paths(path, build)
-    return sources
 
 
 _PASSED_FLAG = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*)")

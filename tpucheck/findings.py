@@ -152,6 +152,10 @@ class Import:
     """Under a `try` whose `except` binds the names it imports to None or `object`, which
     the module never tests: it loads without them and fails where they are used
     (`guard.placeholder`), a known edit rather than a working fallback."""
+    cuda_test: bool = False
+    """Under the side of an `if` that asks whether CUDA is there (`if
+    torch.cuda.is_available():`, or the `else` of its negation): a host without CUDA never
+    runs it, whatever its `try` does when it fails."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,5 +103,5 @@ def _analyze_kind(kind: str, path: str, text: str, context: AnalysisContext, res
     elif kind == "other":
         result.parsed = True
         result.matches.extend(analyze_textfile(path, text, context.files))
-        result.matches.extend(analyze_config(path, text, context.files))
+        result.matches.extend(analyze_config(path, text, context.files, context.ruleset.judgement.guards.switch_keys))
         result.matches.extend(analyze_launch(path, text, context.files))

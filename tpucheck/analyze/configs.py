@@ -302,7 +302,9 @@ MAX_CONFIG_SIZE = 256 * 1024
 package lock, labels, a dump), not configuration: it is not read. Configs are a few KiB."""
 
 
-def analyze_config(path: str, text: str, rules: list[Rule]) -> list[RawMatch]:
+def analyze_config(path: str, text: str, rules: list[Rule], switches: frozenset[str] = frozenset()) -> list[RawMatch]:
+    """Config matches; a setting inside a block whose own switch (`switches`, rules/
+    judgement.yaml `guards.switch_keys`: `amp: {enabled: false}`) is off is guarded."""
     if len(text) > MAX_CONFIG_SIZE:
         return []
     wanted = [(rule, matcher) for rule in rules for matcher in rule.matchers if matcher.kind == "config" and _applies(matcher, path, text)]
@@ -314,7 +316,7 @@ def analyze_config(path: str, text: str, rules: list[Rule]) -> list[RawMatch]:
     lines = text.splitlines()
     matches: list[RawMatch] = []
     seen: set[tuple[str, int, int]] = set()
-    off = _switched_off(entries)
+    off = _switched_off(entries, switches)
     for entry in entries:
         for rule, matcher in wanted:
             if not _key_matches(entry.keys, matcher.patterns):
@@ -326,20 +328,16 @@ def analyze_config(path: str, text: str, rules: list[Rule]) -> list[RawMatch]:
                 continue
             seen.add(key)
             line = lines[entry.span.line - 1] if entry.span.line <= len(lines) else ""
-            switch = off.get(entry.keys[:-1]) if entry.keys[-1] not in _SWITCHES else None
+            switch = off.get(entry.keys[:-1]) if entry.keys[-1] not in switches else None
             reasons = (Reason(SWITCHED_OFF, f"`{switch.keys[-1]}: {switch.value}` beside it", line=switch.span.line),) if switch is not None else ()
             matches.append(RawMatch(rule.id, entry.span, normalize_snippet(line)[:160], detail=".".join(entry.keys), guarded=switch is not None, reasons=reasons))
     return matches
 
 
 SWITCHED_OFF = "guard.switched-off"
-_SWITCHES = frozenset({"enabled", "enable"})
-"""A block's own on/off key (`amp: {enabled: false, amp_dtype: float16}`): with it false,
-the block's other settings are never read (audit AE: omnivore's configs name an fp16
-`amp_dtype` under `amp.enabled: False`, five false findings)."""
 _FALSE = frozenset({"false", "False", "FALSE", "no", "off"})
 
 
-def _switched_off(entries: list[Entry]) -> dict[tuple[str, ...], Entry]:
+def _switched_off(entries: list[Entry], switches: frozenset[str]) -> dict[tuple[str, ...], Entry]:
     """Mappings (by key path) whose own switch is off -> that switch's entry."""
-    return {entry.keys[:-1]: entry for entry in entries if entry.keys and entry.keys[-1] in _SWITCHES and entry.value in _FALSE}
+    return {entry.keys[:-1]: entry for entry in entries if entry.keys and entry.keys[-1] in switches and entry.value in _FALSE}

@@ -43,7 +43,7 @@ def result_to_json(result: FileResult) -> dict[str, Any]:
 
 def _facts_to_json(facts: ImportFacts) -> dict[str, Any]:
     return {
-        "imports": [[i.level, i.module, i.conditional, i.top, i.guarded, i.branch, i.placeholder] for i in facts.imports],
+        "imports": [[i.level, i.module, i.conditional, i.top, i.guarded, i.branch, i.placeholder, i.cuda_test] for i in facts.imports],
         "builds": [[b.name, list(b.sources), b.package] for b in facts.builds],
         "workloads": list(facts.workloads),
         "options": [[name, on] for name, on in facts.options],
@@ -59,9 +59,11 @@ def _facts_from_json(data: Any) -> ImportFacts | None:
         raise Malformed
     imports = []
     for item in expect_list(data["imports"]):
-        level, module, conditional, top, guarded, branch, placeholder = expect_list(item, length=7)
+        level, module, conditional, top, guarded, branch, placeholder, cuda_test = expect_list(item, length=8)
         imports.append(
-            Import(expect_int(level), expect_str(module), expect_bool(conditional), expect_bool(top), expect_bool(guarded), expect_bool(branch), expect_bool(placeholder))
+            Import(
+                expect_int(level), expect_str(module), expect_bool(conditional), expect_bool(top), expect_bool(guarded), expect_bool(branch), expect_bool(placeholder), expect_bool(cuda_test)
+            )
         )
     builds = []
     for item in expect_list(data["builds"]):

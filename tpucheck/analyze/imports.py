@@ -68,14 +68,19 @@ def facts_of_bytes(data: bytes, training_markers: tuple[str, ...] = (), availabi
 
 
 _BLOCK = re.compile(r"^(async[ \t]+def|def|class|try|except|if|elif|else|for|while|with|async[ \t]+with|async[ \t]+for|finally|match|case)\b")
-_OPTIONAL_BLOCKS = frozenset({"def", "async def", "try", "except"})
+_OPTIONAL_BLOCKS = frozenset({"def", "async def", "try", "except", "cuda-if"})
 """Imports in these may not run when the module loads: a function body runs when called,
 a `try` is there because the import may fail. `if`/`else` are not among them: a platform
 branch (`if torch.version.hip: ... else: import ext_cuda`) is the main path on its
-platform. `if TYPE_CHECKING:` is, since its imports never run."""
+platform. `if TYPE_CHECKING:` is, since its imports never run, and so is the CUDA side of
+a test that asks whether CUDA is there (`cuda-if`: a host without CUDA never runs it)."""
 
 
-_CHOICE_BLOCKS = frozenset({"try", "except", "if", "elif", "else"})
+_CHOICE_BLOCKS = frozenset({"try", "except", "if", "elif", "else", "cuda-if"})
+_CUDA_TEST = re.compile(r"^(?:el)?if[ \t(]+(?P<not>not[ \t(]+)?(?:[\w.]*\.)?cuda\.is_available\(\)[ \t)]*(?:and\b.*)?:$")
+"""An `if`/`elif` whose condition is a CUDA availability query, alone or first in an
+`and` (`if torch.cuda.is_available():`, `if not torch.cuda.is_available():`). An `or`
+lets a host without CUDA in, so it is no such test."""
 """Blocks that choose whether an import runs: a conditional import under one of them is a
 path picked where the code runs (`Import.guarded`)."""
 _IMPORT_BY_NAME = re.compile(r"\b(?:importlib\.)?import_module\(\s*['\"]([A-Za-z_][\w.]*)['\"]\s*[,)]")
@@ -119,9 +124,10 @@ def scan_imports(text: str) -> list[Import]:
     depth = 0  # open brackets carried over from earlier lines
     in_string: str | None = None
     pending: list[str] | None = None  # an import whose names continue on the next lines
-    pending_conditional = pending_top = pending_guarded = False
+    pending_conditional = pending_top = pending_guarded = pending_tested = False
     pending_try: int | None = None
     pending_branch = False
+    cuda_else: set[int] = set()  # indents of an `if not <CUDA query>:` whose `else` is the CUDA side
     for raw in text.splitlines():
         line = raw.split("#", 1)[0].rstrip() if "#" in raw and in_string is None else raw.rstrip()
         if in_string is not None:
@@ -141,7 +147,9 @@ def scan_imports(text: str) -> list[Import]:
             if pending is not None:
                 pending[2] += " " + stripped
                 if depth == 0:
-                    made = _targets(pending[0], pending[1], pending[2], None, conditional=pending_conditional, top=pending_top, guarded=pending_guarded, branch=pending_branch)
+                    made = _targets(
+                        pending[0], pending[1], pending[2], None, conditional=pending_conditional, top=pending_top, guarded=pending_guarded, branch=pending_branch, cuda_test=pending_tested
+                    )
                     _in_try(tries, pending_try, made, len(out), _bound_names(pending[2], None))
                     out.extend(made)
                     pending = None
@@ -156,7 +164,8 @@ def scan_imports(text: str) -> list[Import]:
                 _GIVES_UP.match(stripped) is not None and blocks and blocks[-1] == (handler[0], "except")
             ):
                 for index in handler[1]:
-                    out[index] = Import(out[index].level, out[index].module, False, out[index].top)  # required: guarded no more
+                    if not out[index].cuda_test:  # a host without CUDA never gets to the try
+                        out[index] = Import(out[index].level, out[index].module, False, out[index].top)  # required: guarded no more
             elif (held := _PLACEHOLDER.match(stripped)) is not None and (nulled := {n.strip() for n in held.group(1).split(",")} & handler[2]):
                 placeholders.append((handler[1], nulled))
         header = _BLOCK.match(stripped)
@@ -164,6 +173,7 @@ def scan_imports(text: str) -> list[Import]:
             kind = " ".join(header.group(1).split())
             if kind == "if" and "TYPE_CHECKING" in stripped:
                 kind = "try"
+            kind = _cuda_side(kind, stripped, indent, cuda_else)
             if kind == "try":
                 tries[indent] = ([], set())
             elif kind == "except" and indent in tries and ("ImportError" in stripped or "ModuleNotFoundError" in stripped or stripped.rstrip(":").strip() == "except"):
@@ -178,18 +188,21 @@ def scan_imports(text: str) -> list[Import]:
             # apex loads two of its extensions so, inside functions and a `try`)
             conditional = any(kind in _OPTIONAL_BLOCKS for _, kind in blocks)
             guarded = conditional and any(kind in _CHOICE_BLOCKS for _, kind in blocks)
-            out.extend(Import(0, name, conditional, not blocks, guarded, _branch(blocks, conditional)) for name in _IMPORT_BY_NAME.findall(stripped))
+            tested = any(kind == "cuda-if" for _, kind in blocks)
+            out.extend(Import(0, name, conditional, not blocks, guarded, _branch(blocks, conditional), cuda_test=tested) for name in _IMPORT_BY_NAME.findall(stripped))
             continue
         _, dots, base, names, plain = match.groups()
         conditional = any(kind in _OPTIONAL_BLOCKS for _, kind in blocks)
         guarded = conditional and any(kind in _CHOICE_BLOCKS for _, kind in blocks)
         branch = _branch(blocks, conditional)
+        tested = any(kind == "cuda-if" for _, kind in blocks)
         # the try whose handler decides this import, if it sits directly in one
         in_try = blocks[-1][0] if blocks and blocks[-1][1] == "try" and not any(kind in _OPTIONAL_BLOCKS for _, kind in blocks[:-1]) else None
         if depth and names is not None:
             pending, pending_conditional, pending_top, pending_guarded, pending_try, pending_branch = [dots, base, names], conditional, not blocks, guarded, in_try, branch
+            pending_tested = tested
             continue
-        made = _targets(dots, base, names, plain, conditional=conditional, top=not blocks, guarded=guarded, branch=branch)
+        made = _targets(dots, base, names, plain, conditional=conditional, top=not blocks, guarded=guarded, branch=branch, cuda_test=tested)
         _in_try(tries, in_try, made, len(out), _bound_names(names, plain))
         out.extend(made)
     return _placeholders(out, placeholders, text)
@@ -220,13 +233,33 @@ def _placeholders(out: list[Import], placeholders: list[tuple[list[int], set[str
     return out
 
 
+def _cuda_side(kind: str, header: str, indent: int, cuda_else: set[int]) -> str:
+    """`cuda-if` for the side of a test taken only where CUDA is there: the body of `if
+    <CUDA query>:`, or the `else` of `if not <CUDA query>:`; else the kind unchanged."""
+    if kind == "else":
+        return "cuda-if" if indent in cuda_else else kind
+    if kind != "elif":
+        cuda_else.discard(indent)  # a new statement at this indent: no `else` of ours follows
+    if kind not in ("if", "elif"):
+        return kind
+    test = _CUDA_TEST.match(" ".join(header.split()))
+    if test is None or " or " in header:
+        cuda_else.discard(indent)
+        return kind
+    if test.group("not"):
+        if kind == "if":
+            cuda_else.add(indent)
+        return kind
+    return "cuda-if"
+
+
 def _branch(blocks: list[tuple[int, str]], conditional: bool) -> bool:
     """Under an `if`/`elif`/`else` and nothing that makes the import conditional."""
     return not conditional and any(kind in ("if", "elif", "else") for _, kind in blocks)
 
 
 def _targets(
-    dots: str, base: str, names: str | None, plain: str | None, *, conditional: bool, top: bool = False, guarded: bool = False, branch: bool = False
+    dots: str, base: str, names: str | None, plain: str | None, *, conditional: bool, top: bool = False, guarded: bool = False, branch: bool = False, cuda_test: bool = False
 ) -> list[Import]:
     rest = names if names is not None else plain or ""
     out: list[Import] = []
@@ -235,14 +268,14 @@ def _targets(
         if not _NAME.fullmatch(target):
             continue  # `*`, or a name continued on a line this scan does not join
         if plain is not None:
-            out.append(Import(0, target, conditional, top, guarded, branch))
+            out.append(Import(0, target, conditional, top, guarded, branch, cuda_test=cuda_test))
         else:
-            out.append(Import(len(dots), f"{base}.{target}" if base else target, conditional, top, guarded, branch))
+            out.append(Import(len(dots), f"{base}.{target}" if base else target, conditional, top, guarded, branch, cuda_test=cuda_test))
     return out
 
 
 _EXTENSION_KINDS = ("CUDAExtension", "CppExtension", "Extension")
-_EXTENSION_ALIAS = re.compile(r"^\s*(\w+)\s*=\s*(?:CUDAExtension|CppExtension)\s*$", re.MULTILINE)
+_EXTENSION_ALIAS = re.compile(r"^\s*(\w+)\s*=\s*(?:[\w.]*\.)?(?:CUDAExtension|CppExtension)\s*$", re.MULTILINE)
 _SOURCE = re.compile(r"['\"]([^'\"\n]+\.(?:cu|cuh))['\"]")
 _PATH_JOIN = re.compile(r"\bos\.path\.join\(([^()]*)\)")
 _LITERAL = re.compile(r"\s*['\"]([\w.\-]+)['\"]\s*")

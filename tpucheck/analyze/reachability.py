@@ -135,6 +135,8 @@ def reachability_of(
     edges: dict[str, list[tuple[str, bool]]] = {m: [] for m in graph.modules}
     imported: set[str] = set()
     external: dict[str, list[tuple[str, bool]]] = {}  # last component -> (importer, conditional)
+    tested: set[str] = set()  # extensions some product import loads under a CUDA availability test
+    untested: set[str] = set()  # ... and outside one
     declared: dict[str, set[str]] = {}  # extension (last component) -> CUDA sources its build lists
     built: dict[str, str] = {}
     built_packages: dict[str, tuple[str, Build]] = {}  # top package of a dotted extension name -> its build
@@ -183,7 +185,11 @@ def reachability_of(
                 chosen_engines.add(targets[0])
             if imp.top and not imp.level and imp.module.partition(".")[0] in elsewhere and path not in other_accelerator:
                 other_accelerator[path] = Reason("alternative.other-accelerator", f"`import {imp.module}` at the top of {path}")
-            _note_extension(external, imp, targets, dotted, imp.conditional, frameworks)
+            # a module never imports itself: `from fftconv import fwd` in `src/ops/fftconv.py`
+            # names the compiled `fftconv` its build makes (blind set 32: H3)
+            others = [target for target in targets if target != dotted]
+            _note_extension(external, imp, others, dotted, imp.conditional, frameworks)
+            (tested if imp.cuda_test else untested).update(_extension_names(imp, others, frameworks))
             if not targets:
                 continue
             for target in targets:
@@ -206,7 +212,7 @@ def reachability_of(
             for target in targets:
                 if not dotted.startswith(target + ".") and dotted != target:
                     imported.add(target)
-                    if not imp.level and "." in target and (imp.module == target or imp.module.startswith(target + ".")):
+                    if not imp.level and "." in target and _by_dotted_path(imp.module, target):
                         by_path.add(target)
     copies = vendored_copies(graph, facts, edges, imported) if judgement.vendored_copies else {}
     for path in sorted(cmake_files):
@@ -268,7 +274,11 @@ def reachability_of(
     ext_optional = frozenset(name for name in external if name not in ext_required)
     evidence.update(excepted)
     for name in ext_optional - excepted.keys():
-        evidence[name] = Reason("fallback.optional-module", f"the extension `{name}` is only imported inside a try, a function or TYPE_CHECKING")
+        if name in tested and name not in untested:
+            # a host without CUDA never imports it: the path it takes is the other side
+            evidence[name] = Reason("guard.test", f"the extension `{name}` is only imported where a CUDA availability test passes (`if torch.cuda.is_available():`)")
+        else:
+            evidence[name] = Reason("fallback.optional-module", f"the extension `{name}` is only imported inside a try, a function or TYPE_CHECKING")
     native_files = list(native_files)
     placeholder_paths = {graph.modules[m] for m in placeholder_into - fallback_into}
     twins = _wired_twins(native_files, read_native, judgement)
@@ -519,19 +529,31 @@ def _defined_functions(text: str) -> list[str]:
 def _note_extension(
     external: dict[str, list[tuple[str, bool]]], imp: Import, targets: list[str], importer: str, conditional: bool, frameworks: frozenset[str]
 ) -> None:
-    """Record an import that may name a compiled extension: not a project module of that
+    """Record an import that may name a compiled extension."""
+    for name in _extension_names(imp, targets, frameworks):
+        external.setdefault(name, []).append((importer, conditional))
+
+
+def _extension_names(imp: Import, targets: list[str], frameworks: frozenset[str]) -> list[str]:
+    """The names an import may load a compiled extension by: not a project module of that
     name (`from fairseq import libnat_cuda` resolves only to the package), absolute, and
-    never a framework's own."""
+    never a framework's own. `from ext import fn` arrives as `ext.fn`: the extension may be
+    either of the last two. Names without an underscore are kept too: a build may declare
+    one (`CUDAExtension("dcn")`), which `reachability` checks once every build is read."""
     if imp.level or imp.module.partition(".")[0] in frameworks:
-        return
-    parts = imp.module.split(".")
+        return []
     resolved = targets[0].rpartition(".")[2] if targets else None
-    # `from ext import fn` arrives as `ext.fn`: the extension may be either of the last two.
-    # Names without an underscore are kept too: a build may declare one (`CUDAExtension("dcn")`),
-    # which `reachability` checks once every build is read.
-    for name in parts[-2:]:
-        if name != resolved and not (targets and name in targets[0].split(".")):
-            external.setdefault(name, []).append((importer, conditional))
+    return [name for name in imp.module.split(".")[-2:] if name != resolved and not (targets and name in targets[0].split("."))]
+
+
+def _by_dotted_path(module: str, target: str) -> bool:
+    """Whether an absolute import names `target` by a dotted path of its own (`from
+    rpe_ops.rpe_index import F` for `iRPE/DeiT/rpe_ops/rpe_index.py`, a folder on the
+    path with no `__init__.py`: a namespace package the product imports, not a script)."""
+    if module == target or module.startswith(target + "."):
+        return True
+    named = next((m for m in (module, module.rpartition(".")[0]) if target == m or target.endswith("." + m)), "")
+    return "." in named
 
 
 def _top_level(path: str, packages: set[str]) -> bool:

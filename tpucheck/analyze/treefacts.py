@@ -38,9 +38,10 @@ class TreeFacts:
     """Settings the project declares off by default, and nowhere on (`ImportFacts.options`),
     each with the first file declaring it: code a test of one of them turns on is optional."""
     submodules: dict[str, tuple[str, bool, frozenset[str]]] = field(default_factory=dict)
-    """Git submodules priced apart (`discover/submodules.py`): path -> (URL, whether only its
-    native sources are: the product imports its Python at load, the sources in it that the
-    product's own build compiles: the product's). The tree's key covers `.gitmodules`."""
+    """Git submodules priced apart (`discover/submodules.py`, `analyze/submodule_code.py`):
+    path -> (URL, whether the product imports it at load, the files in it that are the
+    product's: the modules its imports reach, the sources its own build compiles). The
+    tree's key covers `.gitmodules`."""
     options_launched: dict[str, str] = field(default_factory=dict)
     """Settings off by default that the project's launch scripts turn on, each with the
     first script passing it: not optional (and not in `options_off`)."""

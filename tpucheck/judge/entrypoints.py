@@ -17,8 +17,8 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from tpucheck.analyze.pyparse import last_name
-from tpucheck.analyze.python.testmarks import NUMERICS_CHECKS, TEST_FRAMEWORKS
 from tpucheck.findings import ImportFacts
+from tpucheck.ruleset.judgement import Guards
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -238,7 +238,7 @@ def _resolve(word: str, folder: str, known: frozenset[str], python: list[str]) -
 _SCRIPT_NAMES = ("test.py", "tests.py")
 
 
-def test_named_scripts(files: Iterable[str], read: Callable[[str], str | None], named_only: Callable[[str], bool]) -> dict[str, str]:
+def test_named_scripts(files: Iterable[str], read: Callable[[str], str | None], named_only: Callable[[str], bool], guards: Guards) -> dict[str, str]:
     """Files named as tests that hold no test and read a command line: an ML project's
     evaluation or inference script (`python test.py --trained_model=...`, the README's
     command; `main_test.py`), product code; a kernel folder's bare `test.py` that reads none
@@ -246,7 +246,9 @@ def test_named_scripts(files: Iterable[str], read: Callable[[str], str | None], 
     `TestCase`, imports pytest or unittest, or checks numerics (`gradcheck`, `allclose`: a
     kernel's harness), and a file pytest collects (`test_*.py`, `*_test.py`) also when it
     has a `test*` function or `Test*` class at its top. Only where the name alone said test
-    (`named_only`), never under `tests/`. Path -> the evidence."""
+    (`named_only`), never under `tests/`. The packages and calls are rules/judgement.yaml's
+    (`guards.command_line_packages`, `test_frameworks`, `numerics_checks`). Path -> the
+    evidence."""
     out: dict[str, str] = {}
     for path in sorted(files):
         collected = _collected_by_pytest(path)
@@ -262,7 +264,7 @@ def test_named_scripts(files: Iterable[str], read: Callable[[str], str | None], 
         # at its top (audit AG: mae_st's `main_test.py`, its test-stage entry point)
         if collected and any(_pytest_item(node) for node in tree.body):
             continue
-        if any(_reads_command_line(node) for node in nodes) and not any(_is_test(node) for node in nodes):
+        if any(_reads_command_line(node, guards) for node in nodes) and not any(_is_test(node, guards) for node in nodes):
             out[path] = f"{path} reads a command line and defines no test (no TestCase, no pytest, unittest or numerics check): a script"
     return out
 
@@ -274,22 +276,19 @@ def _pytest_item(node: ast.stmt) -> bool:
     return isinstance(node, ast.ClassDef) and node.name.startswith("Test")
 
 
-_ARGUMENTS = frozenset({"argparse", "click", "fire", "hydra", "absl", "typer", "docopt"})
-
-
-def _reads_command_line(node: ast.AST) -> bool:
+def _reads_command_line(node: ast.AST, guards: Guards) -> bool:
     """A program's own command line: an argument parser imported, or `sys.argv` read."""
-    return _imports(node, _ARGUMENTS) or (isinstance(node, ast.Attribute) and node.attr == "argv" and isinstance(node.value, ast.Name) and node.value.id == "sys")
+    return _imports(node, guards.command_line_packages) or (isinstance(node, ast.Attribute) and node.attr == "argv" and isinstance(node.value, ast.Name) and node.value.id == "sys")
 
 
-def _is_test(node: ast.AST) -> bool:
+def _is_test(node: ast.AST, guards: Guards) -> bool:
     # no function name: `def test(opt)` and `def test_net(...)` are many an evaluation
     # loop, and pytest never collects this file to run one
     if isinstance(node, ast.ClassDef):
         return any(last_name(base).endswith("TestCase") for base in node.bases)
     if isinstance(node, ast.Call):
-        return last_name(node.func) in NUMERICS_CHECKS
-    return _imports(node, TEST_FRAMEWORKS)
+        return last_name(node.func) in guards.numerics_checks
+    return _imports(node, guards.test_frameworks)
 
 
 def _imports(node: ast.AST, packages: frozenset[str]) -> bool:

@@ -17,7 +17,7 @@ from tpucheck.analyze.reachability import GUARDED_MODULE, Reachability
 from tpucheck.findings import PENDING, SEVERITIES, FileResult, Finding, RawMatch, Reason, fingerprints, suppression_key
 from tpucheck.judge.known_ops import KNOWN_OP, known_op
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES, Roles
-from tpucheck.ruleset.judgement import DROP_IN, Scoring
+from tpucheck.ruleset.judgement import DROP_IN, KNOWN_CALL, Scoring
 from tpucheck.ruleset.model import Rule
 
 __all__ = ["Placed", "Placement", "place", "placed_severity"]
@@ -146,8 +146,10 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
         drop_in = _drop_in(match, rule, placement.scoring)
         if drop_in is not None:
             because.append(drop_in)
-        if rule.inventory == "kernel" and (op := known_op(match.detail, placement.scoring.known_ops)) is not None:
+        if (rule.inventory == "kernel" or rule.id in placement.scoring.known_op_imports) and (op := _known_op(match.detail, placement.scoring)) is not None:
             because.append(Reason(KNOWN_OP, f"`{match.detail}` computes `{op}`, a standard op: {placement.scoring.known_ops[op]}"))
+            if rule.inventory != "kernel" and op in placement.scoring.known_op_calls:
+                because.append(Reason(KNOWN_CALL, f"a public function computes `{op}` already: replacing the import is an edit"))
         place_role = _role(match.role, file_role, result.path, result.path in roles.launched)
         if match.role is not None and place_role != match.role:  # the block's mark did not apply: no reason of it
             because = [r for r in because if not r.rule.startswith("role.")]
@@ -238,6 +240,11 @@ def _own_extension(match: RawMatch, rule: Rule, reach: Reachability | None, scor
         return None
     name = next((part for part in reversed(match.detail.split(".")) if part in reach.built), None)
     return Reason(OWN_EXTENSION, f"`{name}` is built by {reach.built[name]}: ported with its kernels") if name is not None else None
+
+
+def _known_op(detail: str | None, scoring: Scoring) -> str | None:
+    """The standard op a kernel's name, or an imported op's last name, spells."""
+    return known_op(detail.rpartition(".")[2] if detail else None, scoring.known_ops)
 
 
 def _drop_in(match: RawMatch, rule: Rule, scoring: Scoring) -> Reason | None:

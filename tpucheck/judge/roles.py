@@ -48,8 +48,9 @@ class Roles:
         """Folders holding another project (its own manifest) the product neither imports
         nor runs -> that manifest (judge/entrypoints.py `nested_projects`): priced apart."""
         self.submodules = dict(submodules or {})
-        """Git submodule path -> (URL, whether only its native sources are apart): other
-        repositories pinned inside this one, priced apart (TreeFacts.submodules)."""
+        """Git submodule path -> (URL, whether the product imports it at load, its files that
+        are the product's): other repositories pinned inside this one, priced apart but for
+        those files (TreeFacts.submodules)."""
         """Paths of modules the project exposes as commands (console_scripts, `__main__.py`)."""
         self._placed: dict[str, tuple[str, Reason | None]] = {}
         """Memo: a scan asks each path's role many times (reachability, placement, scoring)."""
@@ -113,16 +114,17 @@ class Roles:
 
     def optional(self, path: str) -> Reason | None:
         """Experimental code and third-party submodules, priced apart: the evidence, or None."""
-        for folder, (url, native_only, built) in self.submodules.items():
+        for folder, (url, used, own) in self.submodules.items():
             if not path.startswith(folder + "/"):
                 continue
-            if path in built or any(path.startswith(source) for source in built if source.endswith("/")):
-                return None  # compiled by the product's own build: its kernels
+            if path in own or any(path.startswith(source) for source in own if source.endswith("/")):
+                return None  # compiled by the product's own build, or reached by its imports
             where = f" ({url})" if url else ""
-            if not native_only:
+            if not used:
                 return Reason("role.submodule", f"{path} is in the git submodule `{folder}`{where}, which the product does not import at load")
             if path.endswith(NATIVE_EXTENSIONS):
                 return Reason("role.submodule", f"{path} is a native source of the git submodule `{folder}`{where}: that dependency's own build")
+            return Reason("role.submodule", f"{path} is in the git submodule `{folder}`{where}, which the product imports, but no import of the product reaches it")
         for folder, manifest in self.nested.items():
             if path.startswith(folder + "/"):
                 return Reason("role.nested-project", f"{path} is in `{folder}`, a project of its own ({manifest}) that the product neither imports nor runs")

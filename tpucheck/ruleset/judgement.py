@@ -14,10 +14,11 @@ from typing import Any
 
 from tpucheck.ruleset.problems import Problems
 
-__all__ = ["DROP_IN", "KNOWN_OP", "VENDORED_COPY", "Guards", "Judgement", "PathRole", "Scoring", "build_judgement"]
+__all__ = ["DROP_IN", "KNOWN_CALL", "KNOWN_OP", "VENDORED_COPY", "Guards", "Judgement", "PathRole", "Scoring", "build_judgement"]
 
 DROP_IN = "cap.drop-in"
 KNOWN_OP = "kernel.known-op"
+KNOWN_CALL = "cap.known-call"
 """The reason a CUDA-only package's module with a drop-in PyTorch module weighs as an edit."""
 VENDORED_COPY = "fallback.vendored-copy"
 """The evidence rule of a module of a copied package that nothing imports."""
@@ -90,6 +91,16 @@ class Guards:
     half_dtypes: frozenset[str] = frozenset()
     """Half-precision dtypes: a cast under a test that an operand already has one follows
     that operand's dtype (`unless: copy`)."""
+    switch_keys: frozenset[str] = frozenset()
+    """A config block's own on/off keys (`enabled`): false, the block is never read."""
+    report_calls: frozenset[str] = frozenset()
+    """Calls whose arguments only report a value: a count passed to one is not used."""
+    test_frameworks: frozenset[str] = frozenset()
+    """Packages whose import makes a module a test module."""
+    numerics_checks: frozenset[str] = frozenset()
+    """Calls that compare results (`allclose`, `gradcheck`): what a test does."""
+    command_line_packages: frozenset[str] = frozenset()
+    """Packages that read a program's command line (`argparse`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +182,11 @@ class Scoring:
     kernel is re-expressed, not designed (judge/known_ops.py)."""
     known_op_factor: float = 1.0
     """A known op's kernel hours, as a share of a new kernel's."""
+    known_op_imports: frozenset[str] = frozenset()
+    """Rules whose finding names a compiled library's op the product imports by name."""
+    known_op_calls: frozenset[str] = frozenset()
+    """Standard ops a public function computes already: imported from a library, replaced
+    by a call, an edit (no cap at grade D)."""
     core_hours_share: float = 1.1
     """A kernel-capped product is graded F (its core is custom CUDA) when kernels with no
     fallback are at least this share of its porting hours ... (above 1: never)"""
@@ -298,6 +314,11 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         exit_calls=tuple(guards_raw.get("exit_calls", ())),
         skip_raises=frozenset(guards_raw.get("skip_raises", ())),
         option_defaults=frozenset(guards_raw.get("option_defaults", ())),
+        switch_keys=frozenset(guards_raw.get("switch_keys", ())),
+        report_calls=frozenset(guards_raw.get("report_calls", ())),
+        test_frameworks=frozenset(guards_raw.get("test_frameworks", ())),
+        numerics_checks=frozenset(guards_raw.get("numerics_checks", ())),
+        command_line_packages=frozenset(guards_raw.get("command_line_packages", ())),
         known_options={str(k): str(v) for k, v in guards_raw.get("known_options", {}).items()},
         known_counts=frozenset(guards_raw.get("known_counts", ())),
         half_dtypes=frozenset(guards_raw.get("half_dtypes", ())),
@@ -369,6 +390,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             training_only=frozenset(score_raw.get("training_only", ())),
             known_ops={str(token): str(use) for token, use in score_raw.get("known_ops", {}).get("ops", {}).items()},
             known_op_factor=float(score_raw.get("known_ops", {}).get("factor", 1.0)),
+            known_op_imports=frozenset(score_raw.get("known_ops", {}).get("imports", ())),
+            known_op_calls=frozenset(score_raw.get("known_ops", {}).get("calls", ())),
         )
         for key, entry in score_raw.get("rules", {}).items():
             rationale[key] = entry
@@ -378,6 +401,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             rationale[DROP_IN] = score_raw["caps"]["drop_in"]["why"]
         if "known_ops" in score_raw:
             rationale[KNOWN_OP] = score_raw["known_ops"]["why"]
+            if "calls_why" in score_raw["known_ops"]:
+                rationale[KNOWN_CALL] = score_raw["known_ops"]["calls_why"]
     return Judgement(
         roles=tuple(roles),
         optional_paths=optional_paths,

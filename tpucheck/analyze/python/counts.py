@@ -15,16 +15,14 @@ import ast
 
 from tpucheck.analyze.pyparse import last_name, parse_or_none
 
-_REPORTS = frozenset({"print", "info", "debug", "warning", "warn", "log", "format"})
-"""Calls whose arguments only report a value (`print`, `logger.info`, `str.format`)."""
 
-
-def compared_only(source: str) -> frozenset[str]:
+def compared_only(source: str, reports: frozenset[str]) -> frozenset[str]:
     """Names the module sets from a `device_count()` call (whose call the walk resolves)
     and reads only as a comparison's left side against an integer literal (`n > 1`, `n >=
     2`), in an f-string, or as an argument of a report call, compared at least once: a
     name only printed or never read guards nothing (it is the count's edit, as a printed
-    `torch.cuda.device_count()` is)."""
+    `torch.cuda.device_count()` is). `reports`: calls whose arguments only report a value
+    (rules/judgement.yaml `guards.report_calls`: `print`, `logger.info`)."""
     tree = parse_or_none(source) if "device_count" in source else None
     if tree is None:
         return frozenset()
@@ -54,7 +52,7 @@ def compared_only(source: str) -> frozenset[str]:
         if isinstance(node, ast.JoinedStr):
             stack.extend((child, True) for child in ast.iter_child_nodes(node))
             continue
-        if isinstance(node, ast.Call) and last_name(node.func) in _REPORTS:
+        if isinstance(node, ast.Call) and last_name(node.func) in reports:
             stack.append((node.func, reported))
             stack.extend((arg, True) for arg in (*node.args, *(k.value for k in node.keywords)))
             continue

@@ -41,7 +41,7 @@ class StatementWalker(BaseWalker):
         """Whether every target is a plain name the module only compares with a number or
         reports (counts.py)."""
         if self._compared_counts is None:
-            self._compared_counts = counts.compared_only(self.source)
+            self._compared_counts = counts.compared_only(self.source, self.index.guards.report_calls)
         return all(isinstance(t.target, cst.Name) and t.target.value in self._compared_counts for t in targets)
 
     def collected_test(self, node: cst.FunctionDef) -> bool:
@@ -51,8 +51,8 @@ class StatementWalker(BaseWalker):
         AF, CogView's `test_sparse_attention`). A script's `test_net(...)` that its own
         `__main__` calls is its evaluation loop."""
         if self._test_module is None:
-            self._test_module = testmarks.imports_test_framework(self.source)
-        if self._test_module or testmarks.checks_like_a_test(node):
+            self._test_module = testmarks.imports_test_framework(self.source, self.index.guards.test_frameworks)
+        if self._test_module or testmarks.checks_like_a_test(node, self.index.guards.numerics_checks):
             return True
         if self._uses is None:
             self._uses = excepts.name_uses(self.source)

@@ -9,27 +9,30 @@ numerics, or lives where a test framework runs it."""
 from __future__ import annotations
 
 import re
+from functools import cache
 
 import libcst as cst
 
-TEST_FRAMEWORKS = frozenset({"pytest", "unittest"})
-"""Importing one makes a module a test module: its `test_*` functions are collected."""
 
-NUMERICS_CHECKS = frozenset({"gradcheck", "gradgradcheck", "allclose", "assert_close", "assert_allclose"})
-"""Calls that compare results: a kernel's self-check, whatever the file is named."""
-
-_FRAMEWORK_IMPORT = re.compile(r"^[ \t]*(?:import|from)[ \t]+(?:" + "|".join(sorted(TEST_FRAMEWORKS)) + r")\b", re.MULTILINE)
-
-
-def imports_test_framework(source: str) -> bool:
-    """Whether the module's text imports pytest or unittest (an import statement, at any
-    depth: a lazy `import pytest` in a helper counts too)."""
-    return _FRAMEWORK_IMPORT.search(source) is not None
+@cache
+def _framework_import(frameworks: frozenset[str]) -> re.Pattern[str] | None:
+    if not frameworks:
+        return None
+    return re.compile(r"^[ \t]*(?:import|from)[ \t]+(?:" + "|".join(sorted(map(re.escape, frameworks))) + r")\b", re.MULTILINE)
 
 
-def checks_like_a_test(function: cst.FunctionDef) -> bool:
+def imports_test_framework(source: str, frameworks: frozenset[str]) -> bool:
+    """Whether the module's text imports a test framework (rules/judgement.yaml
+    `guards.test_frameworks`: pytest, unittest) in an import statement at any depth: a lazy
+    `import pytest` in a helper counts too."""
+    pattern = _framework_import(frameworks)
+    return pattern is not None and pattern.search(source) is not None
+
+
+def checks_like_a_test(function: cst.FunctionDef, checks: frozenset[str]) -> bool:
     """Whether a function's own body asserts or compares numerics (`assert`, `allclose`,
-    `gradcheck`): what a test does. Nested functions and classes are their own."""
+    `gradcheck`: rules/judgement.yaml `guards.numerics_checks`): what a test does. Nested
+    functions and classes are their own."""
     stack: list[cst.CSTNode] = list(function.body.children)
     while stack:
         node = stack.pop()
@@ -38,7 +41,7 @@ def checks_like_a_test(function: cst.FunctionDef) -> bool:
         if isinstance(node, cst.Call):
             func = node.func
             name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
-            if name in NUMERICS_CHECKS:
+            if name in checks:
                 return True
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue

@@ -1,0 +1,236 @@
+"""What audit AI (docs/audits/audit-ai.md) and blind sets 32-33 found wrong that this round
+fixes, each with a probe that failed at `bb556ea` and look-alikes that keep their reading.
+
+- An extension imported only on the CUDA side of an availability test (`if
+  torch.cuda.is_available(): import MultiScaleDeformableAttention as MSDA`, OneFormer) is
+  never imported on a TPU host: its kernels are a performance note, not blockers, even when
+  the `try` around the import re-raises (12 items, 4 blockers).
+- A library's standard op that a public function computes already (`from mmcv.ops import
+  batched_nms`, transfuser) is replaced by a call: an edit, priced at the standard-op
+  factor, with no cap at grade D.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tpucheck.engine import ScanOptions, scan
+from tpucheck.ruleset import load_ruleset
+
+RULESET = load_ruleset()
+
+SETUP = """from setuptools import setup
+from torch.utils.cpp_extension import CUDAExtension, BuildExtension
+
+setup(name="attn", ext_modules=[CUDAExtension("AttnExt", ["pkg/src/attn_cuda.cu"])], cmdclass={"build_ext": BuildExtension})
+"""
+KERNEL = "__global__ void warp_sum_kernel(float* out, const float* in, int n) {\n  out[0] = in[0];\n}\n"
+GUARDED = """import torch
+
+if torch.cuda.is_available():
+    try:
+        import AttnExt as ext
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError("build the op first")
+else:
+    ext = None
+
+
+def attend(x):
+    if torch.cuda.is_available():
+        return ext.forward(x)
+    return x * 2
+"""
+NEGATED = """import torch
+
+if not torch.cuda.is_available():
+    ext = None
+else:
+    import AttnExt as ext
+
+
+def attend(x):
+    return x * 2 if ext is None else ext.forward(x)
+"""
+EITHER = GUARDED.replace("if torch.cuda.is_available():\n    try:", "if torch.cuda.is_available() or FORCE:\n    try:").replace("import torch\n", "import torch\n\nFORCE = True\n", 1)
+SETTING = GUARDED.replace("if torch.cuda.is_available():\n    try:", "if USE_EXT:\n    try:").replace("import torch\n", "import torch\n\nUSE_EXT = True\n", 1)
+TRY_ELSE = """import torch
+
+if not torch.cuda.is_available():
+    ext = None
+try:
+    import json
+except ImportError:
+    json = None
+else:
+    import AttnExt as ext
+
+
+def attend(x):
+    return ext.forward(x)
+"""
+MAIN = "import torch\nfrom pkg.attn import attend\n\nprint(attend(torch.ones(3)))\n"
+
+
+def _kernel(tmp_path: Path, module: str) -> tuple[str, tuple[str, ...]]:
+    (tmp_path / "pkg" / "src").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "setup.py").write_text(SETUP)
+    (tmp_path / "pkg" / "src" / "attn_cuda.cu").write_text(KERNEL)
+    (tmp_path / "pkg" / "attn.py").write_text(module)
+    (tmp_path / "main.py").write_text(MAIN)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    (kernel,) = [f for f in result.findings if f.rule == "CK003"]
+    assert (kernel.path, kernel.span.line, kernel.span.column) == ("pkg/src/attn_cuda.cu", 1, 1)
+    return kernel.severity, tuple(r.rule for r in kernel.because)
+
+
+@pytest.mark.parametrize("module", [GUARDED, NEGATED], ids=["cuda-side-of-if", "else-of-negated-test"])
+def test_an_extension_imported_only_where_cuda_is_there_is_a_performance_note(tmp_path: Path, module: str) -> None:
+    assert _kernel(tmp_path, module) == ("info", ("guard.test", "severity.kernel-fallback"))
+
+
+@pytest.mark.parametrize("module", [EITHER, SETTING, TRY_ELSE], ids=["or-lets-cpu-in", "a-setting-not-a-cuda-test", "else-of-a-try"])
+def test_an_extension_imported_under_any_other_test_stays_a_blocker(tmp_path: Path, module: str) -> None:
+    assert _kernel(tmp_path, module) == ("blocker", ())
+
+
+def test_an_extension_also_imported_outside_the_test_stays_a_blocker(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "direct.py").write_text("import AttnExt\n\n\ndef run(x):\n    return AttnExt.forward(x)\n")
+    (tmp_path / "train.py").write_text("from pkg.direct import run\n")
+    severity, _ = _kernel(tmp_path, GUARDED)
+    assert severity == "blocker"
+
+
+NMS_IMPORT = """import torch
+from mmcv.ops import batched_nms, DeformConv2d
+
+
+def post(boxes, scores, idxs):
+    return batched_nms(boxes, scores, idxs, dict(iou_threshold=0.5))
+
+
+conv = DeformConv2d(16, 16, 3)
+"""
+
+
+def test_a_library_op_a_public_function_computes_is_an_edit_and_a_deform_conv_is_not(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text(NMS_IMPORT)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    found = sorted((f.rule, f.span.line, f.detail, f.severity, tuple(r.rule for r in f.because)) for f in result.findings if f.rule == "DEP036")
+    assert found == [
+        ("DEP036", 2, "mmcv.ops.DeformConv2d", "blocker", ("kernel.known-op",)),
+        ("DEP036", 2, "mmcv.ops.batched_nms", "blocker", ("kernel.known-op", "cap.known-call")),
+    ]
+    # the deformable convolution is still a dependency to replace: grade D at best
+    assert result.score.score <= 59.9
+
+
+def test_a_library_op_a_public_function_computes_alone_leaves_the_grade_uncapped(tmp_path: Path) -> None:
+    (tmp_path / "model.py").write_text("from mmcv.ops import batched_nms\n\n\ndef post(b, s, i):\n    return batched_nms(b, s, i, dict(iou_threshold=0.5))\n")
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    (finding,) = [f for f in result.findings if f.rule == "DEP036"]
+    assert finding.severity == "blocker"
+    assert result.score.score > 59.9
+    step = next(s for s in result.score.plan if s.rule == "DEP036")
+    assert (step.effort.low, step.effort.high) == pytest.approx((1.2, 3.2))  # 3-8 h at the standard-op factor
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def _found(root: Path, rule: str) -> list[tuple[str, int, str, tuple[str, ...]]]:
+    result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+    return sorted((f.path, f.span.line, f.severity, tuple(r.rule for r in f.because)) for f in result.findings if f.rule == rule)
+
+
+BUILD_BY_ALIAS = """from setuptools import setup
+import torch
+from torch.utils import cpp_extension
+
+ext_t = cpp_extension.CppExtension
+sources = ["ops/index.cpp"]
+if torch.cuda.is_available():
+    ext_t = cpp_extension.CUDAExtension
+    sources.append("ops/index_cuda.cu")
+
+setup(name="index", ext_modules=[ext_t("index_cpp", sources)], cmdclass={"build_ext": cpp_extension.BuildExtension})
+"""
+
+
+def test_a_namespace_module_imported_by_its_dotted_path_under_a_try_is_optional(tmp_path: Path) -> None:
+    """iRPE (audit AI): `rpe_ops/` has no `__init__.py`; the model imports
+    `rpe_ops.rpe_index` under a try whose handler leaves a tested None, and the build
+    names its class through an alias of `cpp_extension.CUDAExtension`. Its kernels keep
+    the PyTorch path, a small check, not blockers."""
+    _tree(tmp_path, {
+        "setup.py": BUILD_BY_ALIAS,
+        "ops/index_cuda.cu": "__global__ void gather_rows_kernel(float* out, const float* in, int n) {\n  out[0] = in[0];\n}\n",
+        "ops/index.py": "import torch\nimport index_cpp\n\n\nclass IndexFunction(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, table, idx):\n        return index_cpp.forward(table, idx)\n",
+        "model.py": "import torch\ntry:\n    from ops.index import IndexFunction\nexcept ImportError:\n    IndexFunction = None\n\n\ndef lookup(table, idx):\n    if IndexFunction is not None:\n        return IndexFunction.apply(table, idx)\n    return table[idx]\n",
+        "main.py": "import torch\nfrom model import lookup\n\nprint(lookup(torch.ones(3), 0))\n",
+    })  # fmt: skip
+    assert _found(tmp_path, "CK003") == [("ops/index_cuda.cu", 1, "minor", ("fallback.optional-module", "severity.kernel-fallback"))]
+
+
+def test_a_script_importing_the_namespace_module_keeps_its_kernels_required(tmp_path: Path) -> None:
+    _tree(tmp_path, {
+        "setup.py": BUILD_BY_ALIAS,
+        "ops/index_cuda.cu": "__global__ void gather_rows_kernel(float* out, const float* in, int n) {\n  out[0] = in[0];\n}\n",
+        "ops/index.py": "import torch\nimport index_cpp\n",
+        "main.py": "import torch\nfrom ops.index import index_cpp\n\nprint(index_cpp)\n",
+    })  # fmt: skip
+    assert [(p, line, severity) for p, line, severity, _ in _found(tmp_path, "CK003")] == [("ops/index_cuda.cu", 1, "blocker")]
+
+
+def test_a_module_named_like_its_extension_imports_the_extension_not_itself(tmp_path: Path) -> None:
+    """H3 (blind set 32): `src/ops/fftconv.py` does `from fftconv import fftconv_fwd`, the
+    compiled `fftconv` of `csrc/fftconv/setup.py`, and the model imports the module only
+    under a try. The kernels are the optional extension's, not the product's main path."""
+    _tree(tmp_path, {
+        "csrc/fftconv/setup.py": 'from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n\nsetup(name="fftconv", ext_modules=[CUDAExtension("fftconv", ["fftconv_cuda.cu"])])\n',
+        "csrc/fftconv/fftconv_cuda.cu": "__global__ void long_conv_fwd_kernel(float* out, const float* in, int n) {\n  out[0] = in[0];\n}\n",
+        "src/__init__.py": "",
+        "src/ops/__init__.py": "",
+        "src/ops/fftconv.py": "import torch\nfrom fftconv import fftconv_fwd\n\n\ndef fftconv_func(u, k):\n    return fftconv_fwd(u, k)\n",
+        "src/model.py": "import torch\ntry:\n    from src.ops.fftconv import fftconv_func\nexcept ImportError:\n    fftconv_func = None\n\n\ndef conv(u, k, fast=False):\n    if fast and fftconv_func is not None:\n        return fftconv_func(u, k)\n    return torch.fft.irfft(torch.fft.rfft(u) * torch.fft.rfft(k))\n",
+        "train.py": "import torch\nfrom src.model import conv\n\nprint(conv(torch.ones(4), torch.ones(4)))\n",
+    })  # fmt: skip
+    assert [(p, line, severity) for p, line, severity, _ in _found(tmp_path, "CK003")] == [("csrc/fftconv/fftconv_cuda.cu", 1, "minor")]
+
+
+def test_a_submodule_the_product_imports_is_the_products_only_where_its_imports_reach(tmp_path: Path) -> None:
+    """H3 (blind set 32) imports a few plain-PyTorch modules of its flash-attention
+    submodule; the submodule's Triton kernels, which nothing the product imports reaches,
+    are the dependency's own, priced apart."""
+    _tree(tmp_path, {
+        ".gitmodules": '[submodule "third/attnlib"]\n\tpath = third/attnlib\n\turl = https://example.com/attnlib\n',
+        "third/attnlib/attnlib/__init__.py": "",
+        "third/attnlib/attnlib/mha.py": "import torch\nfrom attnlib.utils import place\n\n\ndef mha(q):\n    return place(q)\n",
+        "third/attnlib/attnlib/utils.py": "import torch\n\n\ndef place(q):\n    return q.cuda()\n",
+        "third/attnlib/attnlib/fused.py": "import torch\n\n\ndef fused(q):\n    return q.cuda()\n",
+        "model.py": "import torch\nfrom attnlib.mha import mha\n\nprint(mha(torch.ones(2)))\n",
+    })  # fmt: skip
+    found = _found(tmp_path, "CA003")
+    assert [(p, severity) for p, _, severity, _ in found] == [("third/attnlib/attnlib/fused.py", "minor"), ("third/attnlib/attnlib/utils.py", "major")]
+    assert found[0][3][0] == "role.submodule"
+
+
+def test_an_extension_only_tests_import_is_not_read_as_cuda_tested(tmp_path: Path) -> None:
+    """BEVDet (audit AI): a name only a test imports, and no product module under a CUDA
+    test, keeps its old reading (an optional module's, a small check)."""
+    _tree(tmp_path, {
+        "setup.py": 'from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n\nsetup(name="ops", ext_modules=[CUDAExtension("pkg.score_ext", ["pkg/src/score_topk_cuda.cu"])])\n',
+        "pkg/__init__.py": "from .score import score_topk\n",
+        "pkg/score.py": "import torch\ntry:\n    from . import score_ext\nexcept ImportError:\n    score_ext = None\n\n\ndef score_topk(x):\n    return x if score_ext is None else score_ext.forward(x)\n",
+        "pkg/src/score_topk_cuda.cu": "__global__ void score_topk_kernel(float* out, const float* in, int n) {\n  out[0] = in[0];\n}\n",
+        "tests/test_score.py": "import pytest\nfrom pkg import score_topk\n\n\ndef test_score():\n    assert score_topk(1) == 1\n",
+        "main.py": "from pkg import score_topk\n\nprint(score_topk(2))\n",
+    })  # fmt: skip
+    assert all("guard.test" not in because for _, _, _, because in _found(tmp_path, "CK003"))
