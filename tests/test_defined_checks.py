@@ -85,15 +85,18 @@ def rows(root: Path, check: str = "fast_attention_on", probe: str = "pass", hand
 
 
 def test_the_module_lists_the_checks_its_returns_make() -> None:
-    assert availability_checks(MANAGER.format(probe="pass"), CALLS) == ("fast_attention_on", "fast_vae_on")
+    # check functions by their call, then the import flag the attempt sets (read elsewhere
+    # as `manager.FAST_OK`, it is a package test too)
+    assert availability_checks(MANAGER.format(probe="pass"), CALLS) == ("fast_attention_on()", "fast_vae_on()", "FAST_OK")
 
 
 def test_a_function_returning_a_plain_setting_is_no_check() -> None:
     """Adversarial: `configured()` returns a module constant no import attempt sets, and a
     function with a truthy return outside the flag is no check either."""
     text = "try:\n    import apex\n    HAS = True\nexcept ImportError:\n    HAS = False\n\n\ndef mixed():\n    if HAS:\n        return True\n    return 1\n\n\ndef takes(x):\n    return HAS\n"
-    assert availability_checks(text, CALLS) == ()
-    assert "configured" not in availability_checks(MANAGER.format(probe="pass"), CALLS)
+    assert availability_checks(text, CALLS) == ("HAS",)  # the flag itself; no function
+    assert "configured()" not in availability_checks(MANAGER.format(probe="pass"), CALLS)
+    assert "USE_FAST" not in availability_checks(MANAGER.format(probe="pass"), CALLS)
 
 
 def test_the_cuda_queries_a_check_returns_are_the_judgements_availability_calls() -> None:
@@ -104,7 +107,7 @@ def test_the_cuda_queries_a_check_returns_are_the_judgements_availability_calls(
         "def nccl_ok():\n    return th.distributed.is_nccl_available()\n\n\n"
         "def sized():\n    return th.cuda.device_count()\n"
     )
-    assert availability_checks(text, CALLS) == ("gpu_ok", "nccl_ok")
+    assert availability_checks(text, CALLS) == ("gpu_ok()", "nccl_ok()")
     assert availability_checks(text) == ()
 
 
@@ -138,3 +141,49 @@ def test_a_nested_try_that_reraises_is_no_probe(tmp_path: Path) -> None:
     """Adversarial: a nested handler that raises lets failures reach the outer bare
     `except:`, which then guards more than an import."""
     assert ("pkg/manager.py", 8, "blocker", "") in rows(tmp_path, probe="nested", handler="raise")
+
+
+CONFIGS = """\
+import warnings
+
+try:
+    from flash_attn import flash_attn_func
+    USE_FLASH_ATTENTION = True
+except ImportError:
+    warnings.warn("no flash_attn: the plain path")
+    USE_FLASH_ATTENTION = False
+USE_FAST_NORM = False
+"""
+MODEL = """\
+import torch
+from pkg import configs
+
+if configs.{flag}:
+    from flash_attn import flash_attn_func
+
+
+def attend(q, k, v):
+    return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+"""
+
+
+def _flash(root: Path, flag: str) -> set[tuple[str, int, str, str]]:
+    files = {"pkg/__init__.py": "", "pkg/configs.py": CONFIGS, "pkg/model.py": MODEL.format(flag=flag), "train.py": "from pkg.model import attend\n"}
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
+    result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+    return {(f.path, f.span.line, f.severity, f.because[0].rule if f.because else "") for f in result.findings if f.rule == "DEP002"}
+
+
+def test_a_flag_an_import_attempt_defines_guards_where_another_module_reads_it(tmp_path: Path) -> None:
+    """Blind set 34 (LLaMA2-Accessory): `global_configs.USE_FLASH_ATTENTION` is set by an
+    import attempt in one module and tested before importing flash-attn in 21 others."""
+    found = _flash(tmp_path, "USE_FLASH_ATTENTION")
+    assert ("pkg/model.py", 5, "info", "guard.test") in found  # a TPU host takes the plain path by itself
+
+
+def test_a_plain_constant_read_elsewhere_is_no_package_test(tmp_path: Path) -> None:
+    # adversarial: `USE_FAST_NORM = False` is a setting no import attempt sets
+    found = _flash(tmp_path, "USE_FAST_NORM")
+    assert not any(path == "pkg/model.py" and reason == "guard.test" for path, _, _, reason in found)

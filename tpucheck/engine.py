@@ -444,13 +444,13 @@ def _options_launched(paths: Iterable[str], read: Callable[[str], str | None], o
 
 
 def _checks(python: Iterable[str], facts: Callable[[str], ImportFacts | None]) -> dict[str, str]:
-    """The project's availability checks (`name()` -> the first module, in path order,
-    defining one of that name)."""
+    """The project's availability checks (`name()` for a check function, `NAME` for an
+    import flag -> the first module, in path order, defining one of that name)."""
     found: dict[str, str] = {}
     for path in sorted(python):
         fact = facts(path)
         for name in fact.checks if fact is not None else ():
-            found.setdefault(f"{name}()", path)
+            found.setdefault(name, path)
     return found
 
 

@@ -213,7 +213,8 @@ class ImportFacts:
     jit_loaders: tuple[str, ...] = ()
     """Module-level functions that pass `cpp_extension.load` sources their callers give."""
     checks: tuple[str, ...] = ()
-    """Module-level availability checks other modules may call (`analyze/checks.py`)."""
+    """Module-level availability checks other modules may call or read (`analyze/checks.py`):
+    check functions as `name()`, import flags as `NAME`."""
 
 
 @dataclass(slots=True)

@@ -36,21 +36,25 @@ def _queries(availability_calls: tuple[str, ...]) -> tuple[tuple[str, ...], re.P
 
 
 def availability_checks(text: str, availability_calls: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """The names of the module's availability checks, in source order. `availability_calls`
+    """The module's availability checks, in source order: its check functions as `name()`,
+    then its import flags as `NAME` (`try: import flash_attn; USE_FLASH = True / except
+    ImportError: USE_FLASH = False`, read elsewhere as `configs.USE_FLASH`: a flag defined
+    by an import attempt is true only where the package is there). `availability_calls`
     are the judgement's (`guards.availability_calls`); without imports resolved, a call is
     known by its dotted text past the root (`cuda.is_available()` of `torch` or `th`)."""
     queries, source = _queries(availability_calls)
-    if _CUE.search(text) is None or source.search(text) is None:
+    if source.search(text) is None:
         return ()
     module = parse_or_none(text)
     if module is None:
         return ()
     flags = _import_flags(module.body)
     checks: list[str] = []
-    for statement in module.body:
-        if isinstance(statement, ast.FunctionDef) and _no_arguments(statement.args) and _is_check(statement, flags, set(checks), queries):
-            checks.append(statement.name)
-    return tuple(checks)
+    if _CUE.search(text) is not None:
+        for statement in module.body:
+            if isinstance(statement, ast.FunctionDef) and _no_arguments(statement.args) and _is_check(statement, flags, {c[:-2] for c in checks}, queries):
+                checks.append(f"{statement.name}()")
+    return (*checks, *sorted(flag for flag in flags if _set_true_in_attempt(module.body, flag)))
 
 
 def _no_arguments(args: ast.arguments) -> bool:
@@ -71,6 +75,19 @@ def _import_flags(body: list[ast.stmt]) -> set[str]:
                         flags.update(target.id for target in line.targets if isinstance(target, ast.Name))
             flags |= _import_flags(statement.body)
     return flags
+
+
+def _set_true_in_attempt(body: list[ast.stmt], flag: str) -> bool:
+    """Whether an import attempt's own body sets the flag to True (the handler clears it):
+    the flag says the import worked, nothing else."""
+    for statement in body:
+        if isinstance(statement, ast.If) and (_set_true_in_attempt(statement.body, flag) or _set_true_in_attempt(statement.orelse, flag)):
+            return True
+        if isinstance(statement, ast.Try) and any(isinstance(node, (ast.Import, ast.ImportFrom)) for node in _shallow(statement.body)):
+            for line in _shallow(statement.body) + list(statement.orelse):
+                if isinstance(line, ast.Assign) and isinstance(line.value, ast.Constant) and line.value.value is True and any(isinstance(t, ast.Name) and t.id == flag for t in line.targets):
+                    return True
+    return False
 
 
 def _shallow(body: list[ast.stmt]) -> list[ast.stmt]:

@@ -58,8 +58,9 @@ class TreeFacts:
     """Python files the product imports, each with its first importer: product code even
     when their name alone says test or demo (judge/roles.py)."""
     checks: dict[str, str] = field(default_factory=dict)
-    """Availability checks the project defines (`name()` -> the first module defining it,
-    `ImportFacts.checks`): a test of a call of one elsewhere is a CUDA or package test."""
+    """Availability checks the project defines (`name()` or an import flag's `NAME` -> the
+    first module defining it, `ImportFacts.checks`): a test of one elsewhere is a CUDA or
+    package test."""
     scripts: dict[str, str] = field(default_factory=dict)
     """`test.py` files that hold no test, each with the evidence: scripts, product code
     (judge/entrypoints.py `test_named_scripts`)."""
