@@ -75,7 +75,7 @@ def test_empty_result_is_just_the_summary(tmp_path: Path) -> None:
     result = scan(str(root), fixture_ruleset(), ScanOptions(jobs=1))
     assert concise.render(result) == f"0 findings in 2 files; {score_text(result)}\n"
     # nothing to edit, but a model to validate on the target: an inference run, not 0 h
-    assert score_text(result) == "score 98.3 (grade A, target torchtpu)"
+    assert score_text(result) == "score 99.1 (grade A, target torchtpu)"
 
 
 def test_one_line_per_finding_whatever_the_data(result: ScanResult) -> None:

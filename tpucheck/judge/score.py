@@ -264,7 +264,9 @@ class Model:
         of lines), split among the workloads. Porting hours only grow with findings, so
         validation does too; the size term depends on no finding."""
         known = [w for w in workloads if w in self.s.validation]
-        size = math.log2(1.0 + max(product_lines, 0) / 1000.0) / max(len(known), 1)
+        thousands = max(product_lines, 0) / 1000.0
+        exponent = self.s.validation_size_exponent
+        size = (math.log2(1.0 + thousands) if exponent is None else thousands**exponent) / max(len(known), 1)
         extra = {w: [self.s.validation_size[0] * size, self.s.validation_size[1] * size] for w in known}
         if self.s.validation_share:
             for share in ported:
