@@ -143,6 +143,9 @@ class Alt:
     arity: int | None = None
     flag: str = "x"
     unflag: str | None = None
+    max_args: int | None = None
+    """A method's own positional arguments (native_functions.yaml): a call with more is
+    another object's function of the same name (`xp.logaddexp(a, b)` on NumPy)."""
 
 
 @dataclass(frozen=True)
@@ -1362,7 +1365,7 @@ def matchers(apis: list[Api]) -> dict[str, Any] | list[dict[str, Any]]:
     merged: dict[tuple[Any, ...], dict[str, Any]] = {}
     for api in apis:
         for alt in api.alts:
-            slot = merged.setdefault((api.kind, alt.args, alt.arity, api.in_call), {api.kind: []})
+            slot = merged.setdefault((api.kind, alt.args, alt.arity, alt.max_args, api.in_call), {api.kind: []})
             for name in api.names():
                 if name not in slot[api.kind]:
                     slot[api.kind].append(name)
@@ -1370,6 +1373,8 @@ def matchers(apis: list[Api]) -> dict[str, Any] | list[dict[str, Any]]:
                 slot["args"] = [FlowMap(arg.to_yaml()) for arg in alt.args]
             if alt.arity is not None:
                 slot["arity"] = alt.arity
+            if alt.max_args is not None:
+                slot["max_args"] = alt.max_args
     out = []
     for slot in merged.values():
         kind = next(iter(slot))
@@ -1448,6 +1453,11 @@ def examples(apis: list[Api], settings: Settings) -> dict[str, list[Literal]]:
     for alt in first.alts:
         if alt.unflag is not None:
             passing.append(other_method_code(first.target, alt.unflag) if first.kind == "method" else call_code(first.target, alt.unflag))
+    for api in apis:
+        for alt in api.alts:
+            if api.kind == "method" and alt.max_args is not None:
+                values = ", ".join(f"v{i}" for i in range(alt.max_args + 1))
+                passing.append(f"def combine(xp, {values}):\n    return xp.{api.target}({values})\n")
     passing.append(local_definition(first))
     other = next((o for o in map(other_library, apis) if o), None)
     if other:
@@ -1571,6 +1581,7 @@ def table_families(inputs: Inputs) -> dict[str, list[Member]]:
     if inputs.table is None:
         raise GenerationError("no operator table loaded")
     entries: dict[str, list[tuple[str, str | None, set[str]]]] = {}
+    positional: dict[str, int] = {}  # base -> the most positional arguments its method takes
     for entry in inputs.native:
         name = entry["func"].split("(", 1)[0]
         base = name.split(".", 1)[0]
@@ -1580,18 +1591,37 @@ def table_families(inputs: Inputs) -> dict[str, list[Member]]:
             continue
         variants = {v.strip() for v in str(entry.get("variants", "function")).split(",")}
         entries.setdefault(base, []).append((name, entry.get("python_module"), variants))
+        if "method" in variants:
+            taken = _method_positional(arguments)
+            positional[base] = -1 if taken is None or positional.get(base) == -1 else max(positional.get(base, 0), taken)
     families: dict[str, list[Member]] = {}
     for base in sorted(entries):
         folded = base[:-1] if base.endswith("_") and not base.endswith("__") and base[:-1] in entries else base
         main, module, _ = entries[base][0]
         lacking = frozenset(target for target in TARGET_NAMES if inputs.table.status("aten::" + main, target).status in ("missing", "cpu-fallback"))
-        forms = _forms(base, folded, module, {v for _, _, vs in entries[base] for v in vs})
+        most = positional.get(base)
+        forms = _forms(base, folded, module, {v for _, _, vs in entries[base] for v in vs}, None if most == -1 else most)
         if lacking and forms:
             families.setdefault(module if module in FAMILIES else folded, []).append(Member(main, lacking, forms))
     return families
 
 
-def _forms(base: str, folded: str, module: str | None, variants: set[str]) -> list[Api]:
+def _method_positional(arguments: str) -> int | None:
+    """`Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`: the arguments a Tensor
+    method takes by position (those before `*`, less `self`); None where a list of ints is
+    among them, which Python also takes spread out (`x.permute(0, 2, 1)`)."""
+    depth, end = 1, 0
+    while end < len(arguments) and depth:
+        depth += {"(": 1, ")": -1}.get(arguments[end], 0)
+        end += 1
+    params = [p.strip() for p in arguments[: end - 1].split(",")]
+    before = [p for p in (params[: params.index("*")] if "*" in params else params) if p]
+    if any(p.startswith(("int[", "SymInt[")) for p in before):
+        return None
+    return max(len(before) - 1, 0)
+
+
+def _forms(base: str, folded: str, module: str | None, variants: set[str], positional: int | None = None) -> list[Api]:
     forms: list[Api] = []
     if module in MODULES and not (module == "nn" and base != folded):  # no `F.mish_`
         forms.append(call(f"{MODULES[module]}.{base.removeprefix(module + '_')}", group="table"))
@@ -1604,7 +1634,7 @@ def _forms(base: str, folded: str, module: str | None, variants: set[str]) -> li
     if "method" in variants and module is None:
         alts = HOST_METHOD_ALTS.get(folded)
         if alts is None:
-            forms.append(method(base, group="table"))
+            forms.append(method(base, alts=(Alt(max_args=positional, flag="x" if positional != 0 else ""),), group="table"))
         elif alts:
             forms.append(method(base, alts=alts, group="table"))
     return forms

@@ -234,3 +234,32 @@ def test_an_extension_only_tests_import_is_not_read_as_cuda_tested(tmp_path: Pat
         "main.py": "from pkg import score_topk\n\nprint(score_topk(2))\n",
     })  # fmt: skip
     assert all("guard.test" not in because for _, _, _, because in _found(tmp_path, "CK003"))
+
+
+CTC_SCORE = """import numpy as np
+import torch
+
+
+class PrefixScore:
+    def __init__(self, x, xp=np):
+        self.xp = xp
+        self.x = x
+
+    def step(self, r_prev, scores):
+        r_sum = self.xp.logaddexp(r_prev[:, 0], r_prev[:, 1])
+        return r_sum
+
+
+def fuse(a, b):
+    return a.logaddexp(b)
+"""
+
+
+def test_a_method_called_with_more_arguments_than_the_tensor_method_takes_is_another_objects(tmp_path: Path) -> None:
+    """SpeechT5 (audit AJ): `self.xp.logaddexp(a, b)` on NumPy's array module, twelve
+    blockers judged false. `Tensor.logaddexp` takes one positional argument; a call with two
+    is a module's function. The tensor method itself is still found."""
+    (tmp_path / "ctc.py").write_text(CTC_SCORE)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    found = sorted((f.rule, f.span.line, f.severity) for f in result.findings if f.rule == "UO950")
+    assert found == [("UO950", 16, "blocker")]

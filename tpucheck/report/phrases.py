@@ -100,6 +100,8 @@ def _describe(matcher: Matcher) -> list[Segment]:
         out = [text_part("method "), *_listed([f".{p}()" for p in patterns])]
         if matcher.arity is not None:
             out.append(text_part(f" with {matcher.arity} argument{'' if matcher.arity == 1 else 's'}"))
+        if matcher.max_args is not None:
+            out.append(text_part(f" with at most {matcher.max_args} positional argument{'' if matcher.max_args == 1 else 's'}"))
         return out + _arguments(matcher.args)
     if kind == "attribute":
         return [text_part("attribute "), *_listed([f".{p}" for p in patterns])]

@@ -31,6 +31,7 @@ def build_matcher(raw: dict[str, Any], path: tuple[str | int, ...], problems: Pr
         "kind": kind,
         "args": tuple(args),
         "arity": raw.get("arity"),
+        "max_args": raw.get("max_args"),
         "label": ArgConstraint(label.get("name"), label.get("position"), None) if label else None,
     }
     if kind == "string":

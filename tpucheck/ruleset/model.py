@@ -64,6 +64,9 @@ class Matcher:
     package names (dependency), path globs (file)."""
     args: tuple[ArgConstraint, ...] = ()
     arity: int | None = None
+    max_args: int | None = None
+    """method: at most this many positional arguments, the tensor method's own; a call with
+    more is another object's function of the same name (`xp.logaddexp(a, b)` on NumPy)."""
     value: re.Pattern[str] | None = None
     """keyword, config, option: the value regex (fullmatch)."""
     in_call: tuple[str, ...] = ()

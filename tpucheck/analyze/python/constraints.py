@@ -126,6 +126,8 @@ def _find_arg(node: cst.Call, constraint: ArgConstraint) -> cst.Arg | None:
 def args_hold(names: Names, matcher: Matcher, node: cst.Call) -> bool:
     if matcher.arity is not None and len(node.args) != matcher.arity:
         return False
+    if matcher.max_args is not None and not any(a.star for a in node.args) and sum(a.keyword is None for a in node.args) > matcher.max_args:
+        return False
     for constraint in matcher.args:
         arg = _find_arg(node, constraint)
         if constraint.missing:

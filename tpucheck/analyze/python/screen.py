@@ -236,6 +236,8 @@ class _Check:
         """`constraints.args_hold`, unless it certainly fails."""
         if matcher.arity is not None and len(call.args) + len(call.keywords) != matcher.arity:
             return False
+        if matcher.max_args is not None and not any(type(a) is ast.Starred for a in call.args) and len(call.args) > matcher.max_args:
+            return False
         for constraint in matcher.args:
             argument = _find(call, constraint)
             if constraint.missing:
