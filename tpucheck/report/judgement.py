@@ -29,6 +29,12 @@ def why_line(result: ScanResult) -> str:
     return " · ".join(parts)
 
 
+def step_label(item: PlanItem) -> str:
+    """`UO028 sync-batchnorm: 1 in 1 file`; a step of no rule (a validation run) is its
+    title alone, not `validation validate ...`."""
+    return f"{item.rule} {item.title}" if item.findings else item.title
+
+
 def plan_phases(plan: Sequence[PlanItem]) -> list[tuple[str, list[PlanItem]]]:
     grouped: dict[str, list[PlanItem]] = {}
     for item in plan:

@@ -170,7 +170,7 @@ def _plan_table(result: ScanResult) -> list[str]:
                 [
                     str(number),
                     _escape(PHASE_TITLES[item.phase]),
-                    f"{_link(item.rule, links.get(item.rule))} {_escape(item.title)}",
+                    f"{_link(item.rule, links.get(item.rule))} {_escape(item.title)}" if item.findings else _escape(item.title),
                     _escape(item.severity),
                     f"{item.score_after:.1f} (+{item.score_gain:.1f})",
                     f"{item.effort.low:.1f}–{item.effort.high:.1f}",

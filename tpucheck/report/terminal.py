@@ -25,7 +25,7 @@ from tpucheck import __version__
 from tpucheck.findings import SEVERITIES, Finding, severity_rank
 from tpucheck.judge.score import PHASE_TITLES
 from tpucheck.report.concise import line_safe_path
-from tpucheck.report.judgement import effort_apart, hours, phase_summary, plan_phases, set_aside_text, target_label, why_line
+from tpucheck.report.judgement import effort_apart, hours, phase_summary, plan_phases, set_aside_text, step_label, target_label, why_line
 from tpucheck.report.options import ReportOptions
 from tpucheck.report.prose import first_sentence, shorten
 from tpucheck.result import ScanResult
@@ -143,7 +143,7 @@ def _plan(result: ScanResult, options: ReportOptions) -> Group:
         for item in items[:MAX_STEPS_PER_PHASE]:
             number += 1
             body = Text.assemble(
-                (f"{item.rule} {item.title}", "bold"),
+                (step_label(item), "bold"),
                 " · ", (item.severity, SEVERITY_STYLE[item.severity]),
                 f" · {hours(item.effort)} · {item.score_after:.1f} (+{item.score_gain:.1f})",
                 ("\n" + first_sentence(item.fix), "dim") if item.fix and options.verbose else "",
