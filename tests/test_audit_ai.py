@@ -263,3 +263,77 @@ def test_a_method_called_with_more_arguments_than_the_tensor_method_takes_is_ano
     result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
     found = sorted((f.rule, f.span.line, f.severity) for f in result.findings if f.rule == "UO950")
     assert found == [("UO950", 16, "blocker")]
+
+
+PATCH = "from flash_attn.flash_attn_interface import flash_attn_varlen_func\n\n\ndef replace_attention():\n    return flash_attn_varlen_func\n"
+TRAIN_MAIN = "import torch\n\n\ndef train():\n    model = torch.nn.Linear(2, 2)\n    model(torch.ones(2)).sum().backward()\n\n\nif __name__ == \"__main__\":\n    train()\n"
+VARIANT_SCRIPT = "from pkg.patch import replace_attention\n\nreplace_attention()\n\nfrom pkg.train import train\n\nif __name__ == \"__main__\":\n    train()\n"
+
+
+def _variant(tmp_path: Path, train: str, extra: dict[str, str] | None = None) -> list[tuple[str, int, str, tuple[str, ...]]]:
+    _tree(tmp_path, {"pkg/__init__.py": "", "pkg/patch.py": PATCH, "pkg/train.py": train, "pkg/train_fast.py": VARIANT_SCRIPT, **(extra or {})})
+    return [row for row in _found(tmp_path, "DEP002") if row[0] == "pkg/patch.py"]
+
+
+def test_what_only_a_variant_entry_point_imports_is_an_option(tmp_path: Path) -> None:
+    """Video-ChatGPT (blind set 35): `train_mem.py` applies a flash-attn patch, then runs
+    `train()` of `train.py`, which runs it alone too: the patch is an option."""
+    assert _variant(tmp_path, TRAIN_MAIN) == [("pkg/patch.py", 1, "minor", ("alternative.entry-variant", "severity.kernel-fallback"))]
+
+
+def test_a_script_calling_a_function_no_other_script_runs_keeps_its_imports(tmp_path: Path) -> None:
+    # adversarial: train.py defines train() but runs nothing itself: the script is the entry point
+    library = TRAIN_MAIN.split("\n\nif __name__")[0] + "\n"
+    assert [severity for _, _, severity, _ in _variant(tmp_path, library)] == ["blocker"]
+
+
+def test_a_patch_the_main_script_imports_too_is_no_option(tmp_path: Path) -> None:
+    # adversarial: train.py imports the patch module itself: the main path has it
+    train = "from pkg.patch import replace_attention\n" + TRAIN_MAIN
+    assert [severity for _, _, severity, _ in _variant(tmp_path, train)] == ["blocker"]
+
+
+BUILD_NAT = 'from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n\nsetup(name="nat", ext_modules=[CUDAExtension("pkg.edit_cuda", ["pkg/clib/edit_dist.cu"])])\n'
+EDIT_KERNEL = "__global__ void levenshtein_distance_kernel(int* out, const int* a, int n) {\n  out[0] = a[0];\n}\n"
+
+
+def _nat(tmp_path: Path, user: str) -> list[tuple[str, int, str, tuple[str, ...]]]:
+    _tree(tmp_path, {"setup.py": BUILD_NAT, "pkg/__init__.py": "", "pkg/clib/edit_dist.cu": EDIT_KERNEL, "pkg/model.py": user, "train.py": "from pkg.model import run\n"})
+    return _found(tmp_path, "CK003")
+
+
+def test_an_extension_the_project_builds_and_nothing_loads_is_no_port(tmp_path: Path) -> None:
+    """UniSpeech (blind set 35): a trimmed fairseq still builds `libnat_cuda`, which no
+    module imports; its kernels never run."""
+    found = _nat(tmp_path, "import torch\n\n\ndef run(x):\n    return x\n")
+    assert found == [("pkg/clib/edit_dist.cu", 1, "minor", ("fallback.unloaded-extension", "severity.kernel-fallback"))]
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "import torch\nfrom pkg import edit_cuda\n\n\ndef run(x):\n    return edit_cuda.forward(x)\n",
+        'import torch\n\ntorch.ops.load_library("build/edit_cuda.so")\n\n\ndef run(x):\n    return torch.ops.nat.forward(x)\n',
+    ],
+    ids=["imported", "loaded-by-path"],
+)
+def test_an_extension_imported_or_loaded_by_name_keeps_its_kernels(tmp_path: Path, user: str) -> None:
+    assert [severity for _, _, severity, _ in _nat(tmp_path, user)] == ["blocker"]
+
+
+def test_version_folders_in_upper_case_keep_the_newest(tmp_path: Path) -> None:
+    """Bert-VITS2 (audit AK): `oldVersion/V101` ... `V220` hold the same files; the older
+    are history, whatever the case of the `V`."""
+    files = {f"old/{v}/{name}": "import torch\n\nx = torch.zeros(2).cuda()\n" for v in ("V101", "V220") for name in ("models.py", "utils.py")}
+    _tree(tmp_path, files)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    kept = sorted({f.path.split("/")[1] for f in result.findings if f.rule == "CA003"})
+    aside = sorted({f.path.split("/")[1] for f in result.set_aside if f.rule == "CA003"})
+    assert (kept, aside) == (["V220"], ["V101"])
+
+
+def test_a_variant_the_projects_launch_scripts_run_is_the_main_path(tmp_path: Path) -> None:
+    """ml-ferret (blind set 29): its training scripts launch `train_mem.py`, so the patch it
+    applies is how the product trains."""
+    launch = "#!/bin/bash\ntorchrun --nproc_per_node 8 pkg/train_fast.py --bf16\n"
+    assert [severity for _, _, severity, _ in _variant(tmp_path, TRAIN_MAIN, {"scripts/train.sh": launch})] == ["blocker"]

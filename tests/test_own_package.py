@@ -35,7 +35,7 @@ def test_an_import_of_the_projects_own_kernel_package_is_set_aside(tmp_path: Pat
         {
             "lib/setup.py": SETUP,
             "lib/knn_cuda/__init__.py": "from knn_cuda.knn import KNN\n",
-            "lib/knn_cuda/knn.py": "class KNN:\n    def __init__(self, k):\n        self.k = k\n",
+            "lib/knn_cuda/knn.py": "from . import _ext\n\n\nclass KNN:\n    def __init__(self, k):\n        self.k = k\n",
             "lib/csrc/knn.cu": KERNEL,
             "model.py": MODEL,
         },

@@ -30,6 +30,7 @@ from tpucheck.analyze.imports import facts_of_bytes, import_facts
 from tpucheck.analyze.reachability import import_resolver, imported_by, reachability_of
 from tpucheck.analyze.submodule_code import submodules_apart
 from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
+from tpucheck.analyze.variants import VARIANT, variant_options
 from tpucheck.config.settings import ScanOptions, Settings, default_jobs
 from tpucheck.discover.first_party import first_party_packages
 from tpucheck.discover.sourcetext import SourceTextError, decode
@@ -408,11 +409,15 @@ def _compute_tree_facts(
     cmake = [f.path for f in found.files if is_cmake_file(f.path)]
     reach = reachability_of(python, native, facts, roles.supporting, judgement, read, cmake)
     product_python = [p for p in python if not roles.supporting(p)]
-    chosen = chosen_kernel_modules(product_python, facts, read, import_resolver(product_python), judgement.chosen_packages, judgement.chosen_markers)
+    resolver = import_resolver(product_python)
+    chosen = chosen_kernel_modules(product_python, facts, read, resolver, judgement.chosen_packages, judgement.chosen_markers)
     if chosen:  # Triton kernel modules the product calls only on one side of a choice
         reach = dataclasses.replace(
             reach, optional_files=reach.optional_files | frozenset(chosen), evidence={**chosen, **reach.evidence}
         )
+    if VARIANT in judgement.rationale and (variants := variant_options(product_python, facts, read, resolver, launched_files)):
+        # what only a variant entry point imports (`train_mem.py`'s flash-attn patch)
+        reach = dataclasses.replace(reach, optional_files=reach.optional_files | frozenset(variants), evidence={**variants, **reach.evidence})
     workloads = {path: frozenset(fact.workloads) for path in python if not roles.supporting(path) and (fact := facts(path)) is not None and fact.workloads}
     apart = submodules_apart(parse_submodules(gitmodules), python, facts, native, read)
     options_off = _options_off(python, facts)

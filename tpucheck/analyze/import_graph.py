@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tpucheck.findings import Import
 
-__all__ = ["ImportGraph", "module_name"]
+__all__ = ["ImportGraph", "by_dotted_path", "module_name"]
 
 
 def module_name(path: str) -> str:
@@ -88,3 +88,13 @@ class ImportGraph:
             parts = dotted.split(".")
             found = self._packages[dotted] = [".".join(parts[:n]) for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in self.modules]
         return found
+
+
+def by_dotted_path(module: str, target: str) -> bool:
+    """Whether an absolute import names `target` by a dotted path of its own (`from
+    rpe_ops.rpe_index import F` for `iRPE/DeiT/rpe_ops/rpe_index.py`, a folder on the
+    path with no `__init__.py`: a namespace package the product imports, not a script)."""
+    if module == target or module.startswith(target + "."):
+        return True
+    named = next((m for m in (module, module.rpartition(".")[0]) if target == m or target.endswith("." + m)), "")
+    return "." in named

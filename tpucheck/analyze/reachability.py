@@ -26,11 +26,12 @@ from dataclasses import dataclass, field, replace
 from tpucheck.analyze.cmake import cmake_builds
 from tpucheck.analyze.copies import copy_of, in_unimported_copy, vendored_copies
 from tpucheck.analyze.excepted import EXCEPT_TWIN, excepted_extensions
-from tpucheck.analyze.import_graph import ImportGraph, module_name
+from tpucheck.analyze.import_graph import ImportGraph, by_dotted_path, module_name
 from tpucheck.analyze.imports import Build, Import, ImportFacts, import_facts, scan_imports
 from tpucheck.analyze.packages import GUARDED_MODULE, build_paths, own_packages, placeholder_evidence
 from tpucheck.analyze.packages import NATIVE as _NATIVE
 from tpucheck.analyze.twin_packages import TWIN_PACKAGE, twin_packages
+from tpucheck.analyze.unloaded import unloaded_extensions
 from tpucheck.findings import JitBuild, Reason
 from tpucheck.ruleset.judgement import VENDORED_COPY, Judgement
 
@@ -212,7 +213,7 @@ def reachability_of(
             for target in targets:
                 if not dotted.startswith(target + ".") and dotted != target:
                     imported.add(target)
-                    if not imp.level and "." in target and _by_dotted_path(imp.module, target):
+                    if not imp.level and "." in target and by_dotted_path(imp.module, target):
                         by_path.add(target)
     copies = vendored_copies(graph, facts, edges, imported) if judgement.vendored_copies else {}
     for path in sorted(cmake_files):
@@ -306,6 +307,14 @@ def reachability_of(
             # such try leaves an untested None or `object` in its place, a known edit
             native_optional.add(path)
             evidence[path] = placeholder_evidence(copy, path, packages, placeholder_paths)
+    unloaded = unloaded_extensions(declared, frozenset(external), built, python_files, read_native)
+    for path in native_files:
+        if path in native_optional or not path.endswith(_NATIVE) or supporting(path):
+            continue
+        never = next((e for e in sorted(unloaded) if _links(path, (e,), declared)), None)
+        if never is not None and not _links(path, ext_required, declared):
+            native_optional.add(path)
+            evidence[path] = unloaded[never]
     for path, reason in dispatched.items():
         # A source a required extension's build lists (`CUDAExtension` in setup.py) stays
         # on the main path whatever else builds it.
@@ -544,16 +553,6 @@ def _extension_names(imp: Import, targets: list[str], frameworks: frozenset[str]
         return []
     resolved = targets[0].rpartition(".")[2] if targets else None
     return [name for name in imp.module.split(".")[-2:] if name != resolved and not (targets and name in targets[0].split("."))]
-
-
-def _by_dotted_path(module: str, target: str) -> bool:
-    """Whether an absolute import names `target` by a dotted path of its own (`from
-    rpe_ops.rpe_index import F` for `iRPE/DeiT/rpe_ops/rpe_index.py`, a folder on the
-    path with no `__init__.py`: a namespace package the product imports, not a script)."""
-    if module == target or module.startswith(target + "."):
-        return True
-    named = next((m for m in (module, module.rpartition(".")[0]) if target == m or target.endswith("." + m)), "")
-    return "." in named
 
 
 def _top_level(path: str, packages: set[str]) -> bool:

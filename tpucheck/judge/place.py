@@ -14,6 +14,7 @@ from fnmatch import fnmatchcase
 
 from tpucheck.analyze.bindings import KERNEL_BINDING, binding_at
 from tpucheck.analyze.reachability import GUARDED_MODULE, Reachability
+from tpucheck.analyze.variants import VARIANT
 from tpucheck.findings import PENDING, SEVERITIES, FileResult, Finding, RawMatch, Reason, fingerprints, suppression_key
 from tpucheck.judge.known_ops import KNOWN_OP, known_op
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES, Roles
@@ -342,7 +343,7 @@ def _fallback(match: RawMatch, rule: Rule, result: FileResult, reach: Reachabili
     if reach.optional(result.path) and (rule.inventory == "kernel" or result.kind == "native"):
         return reach.why(result.path) or Reason("fallback.optional-module", f"{result.path} is only imported optionally")
     why = reach.why(result.path) if rule.inventory == "package" and reach.optional(result.path) else None
-    if why is not None and why.rule == GUARDED_MODULE:
+    if why is not None and why.rule in (GUARDED_MODULE, VARIANT):
         return why  # a CUDA-only package imported by a module the product loads only by choice
     if rule.inventory == "kernel" and match.detail is not None:
         extension = match.detail.rpartition(".")[2]

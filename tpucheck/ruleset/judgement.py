@@ -335,7 +335,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
     if engines:
         rationale["set-aside.cuda-engine"] = engines["why"]
     kernels = raw.get("kernels", {})
-    for key, code in (("twin_why", "cpu-twin"), ("dispatch_why", "device-dispatch"), ("opt_in_why", "opt-in-build"), ("copy_why", "copy"), ("reference_why", "reference"), ("chosen_why", "chosen-call"), ("except_why", "except-twin"), ("device_twin_why", "device-twin")):
+    for key, code in (("twin_why", "cpu-twin"), ("dispatch_why", "device-dispatch"), ("opt_in_why", "opt-in-build"), ("copy_why", "copy"), ("reference_why", "reference"), ("chosen_why", "chosen-call"), ("except_why", "except-twin"), ("device_twin_why", "device-twin"), ("unloaded_why", "unloaded-extension")):
         if key in kernels:
             rationale[f"fallback.{code}"] = kernels[key]
     if "binding_why" in kernels:
@@ -344,6 +344,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         rationale["set-aside.own-package"] = kernels["own_package_why"]
     if "twin_package_why" in kernels:
         rationale["alternative.twin-package"] = kernels["twin_package_why"]
+    if "variant_why" in raw.get("entry_points", {}):
+        rationale["alternative.entry-variant"] = raw["entry_points"]["variant_why"]
     versions = raw.get("versions", {})
     if versions:
         rationale["version.older"] = versions["why"]

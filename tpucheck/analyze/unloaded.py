@@ -1,0 +1,38 @@
+"""Extensions the project builds that nothing loads.
+
+Why: a trimmed fork keeps its parent's build (UniSpeech's fairseq still builds
+`libnat_cuda`, which no module of it imports): those sources never run, so their kernels
+are dropped from the build, not ported. Recognised by the absence of any import of the
+extension's name and of any mention of it in a Python file other than the builds' (a
+`load_library` path, an `import_module` string keeps it loaded).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+from tpucheck.findings import Reason
+
+__all__ = ["UNLOADED", "unloaded_extensions"]
+
+UNLOADED = "fallback.unloaded-extension"
+
+
+def unloaded_extensions(
+    declared: dict[str, set[str]], imported: frozenset[str], built: dict[str, str], python_files: Iterable[str], read: Callable[[str], str | None]
+) -> dict[str, Reason]:
+    """Extensions the project builds that nothing loads: no import of their name, and no
+    mention of it in any Python file but the builds' (a `load_library` path, an
+    `import_module` string). Their sources never run (blind set 35: UniSpeech's trimmed
+    fairseq still builds `libnat_cuda`, which no module of it imports)."""
+    candidates = {name for name, sources in declared.items() if sources and name not in imported}
+    if not candidates:
+        return {}
+    builders = set(built.values())
+    for path in python_files:
+        if path in builders or not candidates:
+            continue
+        text = read(path) or ""
+        candidates = {name for name in candidates if re.search(rf"\b{re.escape(name)}\b", text) is None}
+    return {name: Reason(UNLOADED, f"the extension `{name}` is built by {built.get(name, 'the project')} and nothing imports or loads it") for name in sorted(candidates)}
