@@ -337,3 +337,16 @@ def test_a_variant_the_projects_launch_scripts_run_is_the_main_path(tmp_path: Pa
     applies is how the product trains."""
     launch = "#!/bin/bash\ntorchrun --nproc_per_node 8 pkg/train_fast.py --bf16\n"
     assert [severity for _, _, severity, _ in _variant(tmp_path, TRAIN_MAIN, {"scripts/train.sh": launch})] == ["blocker"]
+
+
+def test_a_cmake_library_loaded_by_a_computed_path_keeps_its_kernels(tmp_path: Path) -> None:
+    """pytorch_scatter (audit AL): CMake builds `${PROJECT_NAME}`, and the package loads its
+    ops with `torch.ops.load_library` on a name it computes; no text names the library, yet
+    it is loaded. Only Python-declared builds can be read as never loaded."""
+    _tree(tmp_path, {
+        "CMakeLists.txt": "project(scatterlib)\nfile(GLOB SOURCES csrc/*.cu)\nadd_library(${PROJECT_NAME} SHARED ${SOURCES})\n",
+        "csrc/scatter_cuda.cu": "__global__ void segment_max_kernel(float* out, const float* in, int n) {\n  out[0] = in[0];\n}\n",
+        "pkg/__init__.py": "import torch\n\nfor library in ['_scatter']:\n    torch.ops.load_library(f'{library}_cuda.so')\n",
+        "train.py": "import pkg\n",
+    })  # fmt: skip
+    assert all("fallback.unloaded-extension" not in because for _, _, _, because in _found(tmp_path, "CK003"))

@@ -138,6 +138,7 @@ def reachability_of(
     external: dict[str, list[tuple[str, bool]]] = {}  # last component -> (importer, conditional)
     tested: set[str] = set()  # extensions some product import loads under a CUDA availability test
     untested: set[str] = set()  # ... and outside one
+    from_python: set[str] = set()  # extensions a Python build (setup.py) declares
     declared: dict[str, set[str]] = {}  # extension (last component) -> CUDA sources its build lists
     built: dict[str, str] = {}
     built_packages: dict[str, tuple[str, Build]] = {}  # top package of a dotted extension name -> its build
@@ -165,6 +166,7 @@ def reachability_of(
         if known is None:
             continue
         _note_builds(declared, path, known.builds)
+        from_python.update(build.name.rpartition(".")[2] for build in known.builds)
         for build in known.builds:
             built.setdefault(build.name.rpartition(".")[2], path)
             if build.package:
@@ -307,7 +309,7 @@ def reachability_of(
             # such try leaves an untested None or `object` in its place, a known edit
             native_optional.add(path)
             evidence[path] = placeholder_evidence(copy, path, packages, placeholder_paths)
-    unloaded = unloaded_extensions(declared, frozenset(external), built, python_files, read_native)
+    unloaded = unloaded_extensions({name: declared[name] for name in from_python if name in declared}, frozenset(external), built, python_files, read_native)
     for path in native_files:
         if path in native_optional or not path.endswith(_NATIVE) or supporting(path):
             continue

@@ -4,7 +4,10 @@ Why: a trimmed fork keeps its parent's build (UniSpeech's fairseq still builds
 `libnat_cuda`, which no module of it imports): those sources never run, so their kernels
 are dropped from the build, not ported. Recognised by the absence of any import of the
 extension's name and of any mention of it in a Python file other than the builds' (a
-`load_library` path, an `import_module` string keeps it loaded).
+`load_library` path, an `import_module` string keeps it loaded). Only builds a Python
+build file declares (`CUDAExtension("pkg.ext_cuda", ...)`): a CMake library is loaded by a
+path computed at run time (`torch.ops.load_library(f"{name}_{suffix}")`: audit AL's
+pytorch_scatter), which no text search can rule out.
 """
 
 from __future__ import annotations
