@@ -4,9 +4,11 @@ Kept apart from the verdicts drawn on the graph (analyze/reachability.py, analyz
 
 from __future__ import annotations
 
-from tpucheck.findings import Import
+from collections.abc import Callable, Iterable
 
-__all__ = ["ImportGraph", "by_dotted_path", "module_name"]
+from tpucheck.findings import Import, ImportFacts
+
+__all__ = ["ImportGraph", "by_dotted_path", "import_closure", "module_name"]
 
 
 def module_name(path: str) -> str:
@@ -98,3 +100,25 @@ def by_dotted_path(module: str, target: str) -> bool:
         return True
     named = next((m for m in (module, module.rpartition(".")[0]) if target == m or target.endswith("." + m)), "")
     return "." in named
+
+
+def import_closure(
+    starts: Iterable[str],
+    facts: Callable[[str], ImportFacts | None],
+    targets: Callable[[str, Import], Iterable[str]],
+    keep: Callable[[str], bool] = lambda _: True,
+) -> set[str]:
+    """The files `starts` reach through their imports (any import: one in a function runs
+    on some path), walking only into files `keep` accepts; the starts included. `targets`
+    names the files an import in a file reaches."""
+    seen = set(starts)
+    stack = sorted(seen)
+    while stack:
+        path = stack.pop()
+        known = facts(path)
+        for imp in known.imports if known is not None else ():
+            for found in targets(path, imp):
+                if found not in seen and keep(found):
+                    seen.add(found)
+                    stack.append(found)
+    return seen

@@ -166,7 +166,7 @@ def reachability_of(
         if known is None:
             continue
         _note_builds(declared, path, known.builds)
-        from_python.update(build.name.rpartition(".")[2] for build in known.builds)
+        from_python.update(build.name for build in known.builds)  # the module's last name already
         for build in known.builds:
             built.setdefault(build.name.rpartition(".")[2], path)
             if build.package:

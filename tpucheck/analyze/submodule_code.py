@@ -14,7 +14,7 @@ import posixpath
 import re
 from collections.abc import Callable, Sequence
 
-from tpucheck.analyze.import_graph import ImportGraph, module_name
+from tpucheck.analyze.import_graph import ImportGraph, import_closure, module_name
 from tpucheck.analyze.packages import build_paths
 from tpucheck.findings import ImportFacts
 
@@ -69,22 +69,13 @@ def _reached(folder: str, python: Sequence[str], facts: Callable[[str], ImportFa
     prefix = folder + "/"
     names = {path: module_name(path[len(prefix) :] if path.startswith(prefix) else path) for path in sorted(python)}
     graph = ImportGraph({name: path for path, name in names.items()})
-    reached: set[str] = set()
-    stack = [p for p in python if not p.startswith(prefix)]
-    seen = set(stack)
-    while stack:
-        path = stack.pop()
-        known = facts(path)
-        if known is None:
-            continue
-        for imp in known.imports:
-            for target in graph.resolve(names[path], imp):
-                found = graph.modules[target]
-                if found.startswith(prefix) and found not in seen:
-                    seen.add(found)
-                    reached.add(found)
-                    stack.append(found)
-    return frozenset(reached)
+    reached = import_closure(
+        [p for p in python if not p.startswith(prefix)],
+        facts,
+        lambda path, imp: [graph.modules[target] for target in graph.resolve(names[path], imp)],
+        keep=lambda path: path.startswith(prefix),
+    )
+    return frozenset(p for p in reached if p.startswith(prefix))
 
 
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)

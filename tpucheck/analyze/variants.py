@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 
+from tpucheck.analyze.import_graph import import_closure
 from tpucheck.analyze.pyparse import parse_or_none
 from tpucheck.findings import Import, ImportFacts, Reason
 
@@ -57,9 +58,9 @@ def variant_options(
             if source is None:
                 continue
             target = resolve(path, source)
-            if target is None or target == path or called not in _main_calls(parse_or_none(read(target) or "") or ast.Module(body=[], type_ignores=[])):
+            if target is None or target == path or called not in _main_calls(parse_or_none(read(target) or "")):
                 continue
-            reached = _closure(target, facts, resolve)
+            reached = import_closure([target], facts, lambda importer, imp: [m] if (m := resolve(importer, imp)) is not None else [])
             for imp in known.imports:
                 module = resolve(path, imp)
                 if module is not None and module not in reached and module != path:
@@ -80,10 +81,10 @@ def _imported_functions(tree: ast.Module) -> dict[str, Import]:
     return out
 
 
-def _main_calls(tree: ast.Module) -> set[str]:
+def _main_calls(tree: ast.Module | None) -> set[str]:
     """Names called bare in the module's `if __name__ == "__main__":` block."""
     calls: set[str] = set()
-    for node in tree.body:
+    for node in tree.body if tree is not None else ():
         if isinstance(node, ast.If) and _is_main_test(node.test):
             for inner in ast.walk(ast.Module(body=node.body, type_ignores=[])):
                 if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name):
@@ -100,18 +101,3 @@ def _is_main_test(test: ast.expr) -> bool:
         and isinstance(test.comparators[0], ast.Constant)
         and test.comparators[0].value == "__main__"
     )
-
-
-def _closure(start: str, facts: Callable[[str], ImportFacts | None], resolve: Callable[[str, Import], str | None]) -> set[str]:
-    """The project modules `start` reaches through its imports, any of them."""
-    seen = {start}
-    stack = [start]
-    while stack:
-        path = stack.pop()
-        known = facts(path)
-        for imp in known.imports if known is not None else ():
-            module = resolve(path, imp)
-            if module is not None and module not in seen:
-                seen.add(module)
-                stack.append(module)
-    return seen
