@@ -29,6 +29,7 @@ from tpucheck.analyze.cmake import is_cmake_file
 from tpucheck.analyze.imports import facts_of_bytes, import_facts
 from tpucheck.analyze.reachability import import_resolver, imported_by, reachability_of
 from tpucheck.analyze.submodule_code import submodules_apart
+from tpucheck.analyze.training_reach import untrained_modules
 from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
 from tpucheck.analyze.variants import VARIANT, variant_options
 from tpucheck.config.settings import ScanOptions, Settings, default_jobs
@@ -426,8 +427,23 @@ def _compute_tree_facts(
     dead = dead_launch_lines([f.path for f in found.files], read)
     checks = _checks(python, facts)
     bindings = kernel_bindings(product_python, facts, read, frozenset(reach.built), judgement.frameworks) if judgement.binding_categories else {}
+    untrained = untrained_modules(product_python, facts, read, set(launched_files) | entry_points)
     return TreeFacts(
-        reach, entry_points, older_versions(by_path, judgement), workloads, options_off, apart, launched, launched_files, nested, dead, imported_files, checks, scripts=scripts, bindings=bindings
+        reach,
+        entry_points,
+        older_versions(by_path, judgement),
+        workloads,
+        options_off,
+        apart,
+        launched,
+        launched_files,
+        nested,
+        dead,
+        imported_files,
+        checks,
+        scripts=scripts,
+        bindings=bindings,
+        untrained=untrained,
     )
 
 
@@ -490,7 +506,7 @@ def assemble(
     rules = ruleset.by_id()
     roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files, tree.scripts)
     judged = ruleset.judgement
-    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories)
+    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained)
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)

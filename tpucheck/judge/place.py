@@ -61,6 +61,8 @@ class Placement:
     """Path -> its kernel bindings (TreeFacts.bindings): CUDA-isms inside are the kernel's."""
     binding_categories: frozenset[str] = frozenset()
     """Which findings inside a binding are the kernel's (judgement `kernels.binding_categories`)."""
+    untrained: dict[str, str] = field(default_factory=dict)
+    """Product modules only scripts that train nothing reach -> those scripts (TreeFacts.untrained)."""
 
     def older_version(self, path: str) -> Reason | None:
         folder = path
@@ -170,6 +172,10 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
         if placement.trains is False and rule.id in placement.scoring.training_only and wanted != "info":
             # audits V and W: weight_norm's missing backward in a vocoder nothing trains
             because.append(Reason("severity.no-training", "the product shows no training step (no backward, optimizer step or trainer): what only training meets is not on its path"))
+            wanted = "info"
+        elif rule.id in placement.scoring.training_only and wanted != "info" and (scripts := placement.untrained.get(result.path)) is not None:
+            # audit AK: weight_norm in Bert-VITS2's older copies, which only the web UI loads
+            because.append(Reason("severity.no-training-reach", f"only {scripts}, which run no training step, reach this module: what only training meets is not on their path"))
             wanted = "info"
         severity = placed_severity(wanted, place_role, guarded)
         if severity != wanted:
