@@ -26,6 +26,7 @@ from tpucheck.analyze.budget import BudgetExceeded, time_limit
 from tpucheck.analyze.cache import CacheStats, ResultCache
 from tpucheck.analyze.chosen import chosen_kernel_modules
 from tpucheck.analyze.cmake import is_cmake_file
+from tpucheck.analyze.dead_code import dead_code
 from tpucheck.analyze.imports import facts_of_bytes, import_facts
 from tpucheck.analyze.reachability import import_resolver, imported_by, reachability_of
 from tpucheck.analyze.submodule_code import submodules_apart
@@ -128,7 +129,8 @@ def analyze_file(
         # The import graph reads even a file the analysis could not decode, as best it can.
         markers = context.ruleset.judgement.training_markers
         queries = context.ruleset.judgement.guards.availability_calls
-        result.imports = import_facts(text, markers, queries) if text is not None else facts_of_bytes(data, markers, queries)
+        versions = context.ruleset.judgement.guards.torch_versions
+        result.imports = import_facts(text, markers, queries, versions) if text is not None else facts_of_bytes(data, markers, queries, versions)
     if cache is not None and key is not None:
         cache.store(key, result)
     return result
@@ -383,7 +385,7 @@ def _compute_tree_facts(
                 return hit.imports
         try:
             with open(source.abspath, "rb") as handle:
-                return facts_of_bytes(handle.read(), markers, judgement.guards.availability_calls)
+                return facts_of_bytes(handle.read(), markers, judgement.guards.availability_calls, judgement.guards.torch_versions)
         except OSError:
             return None
 
@@ -431,7 +433,7 @@ def _compute_tree_facts(
     return TreeFacts(
         reach,
         entry_points,
-        older_versions(by_path, judgement),
+        {**older_versions(by_path, judgement), **dead_code(python, facts)},
         workloads,
         options_off,
         apart,

@@ -156,6 +156,10 @@ class Import:
     """Under the side of an `if` that asks whether CUDA is there (`if
     torch.cuda.is_available():`, or the `else` of its negation): a host without CUDA never
     runs it, whatever its `try` does when it fails."""
+    dead: str = ""
+    """Under the side of a test of torch's version that no target release takes (`if
+    torch.__version__.startswith('0'):`), as evidence: the test's line, the test and why
+    it is false, tab-separated; empty otherwise (analyze/version_tests.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +219,10 @@ class ImportFacts:
     checks: tuple[str, ...] = ()
     """Module-level availability checks other modules may call or read (`analyze/checks.py`):
     check functions as `name()`, import flags as `NAME`."""
+    dead: tuple[Import, ...] = ()
+    """Imports under a side of a torch version test no target release takes: never run,
+    kept apart from `imports` so that the graph never follows them, and read only to set
+    aside what nothing else imports (analyze/dead_code.py)."""
 
 
 @dataclass(slots=True)

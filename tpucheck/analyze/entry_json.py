@@ -49,13 +49,15 @@ def _facts_to_json(facts: ImportFacts) -> dict[str, Any]:
         "options": [[name, on] for name, on in facts.options],
         "jit_builds": [[b.callee, list(b.sources), b.guard, b.line, b.target, b.name, b.opt_in, b.twin] for b in facts.jit_builds],
         "jit_loaders": list(facts.jit_loaders),
+        "checks": list(facts.checks),
+        "dead": [[i.level, i.module, i.dead] for i in facts.dead],
     }
 
 
 def _facts_from_json(data: Any) -> ImportFacts | None:
     if data is None:
         return None
-    if type(data) is not dict or set(data) != {"imports", "builds", "workloads", "options", "jit_builds", "jit_loaders"}:
+    if type(data) is not dict or set(data) != {"imports", "builds", "workloads", "options", "jit_builds", "jit_loaders", "checks", "dead"}:
         raise Malformed
     imports = []
     for item in expect_list(data["imports"]):
@@ -80,7 +82,12 @@ def _facts_from_json(data: Any) -> ImportFacts | None:
         jit_builds.append(JitBuild(*written, expect_str(target), expect_str(name), expect_str(opt_in), expect_str(twin)))
     loaders = tuple(expect_str(name) for name in expect_list(data["jit_loaders"]))
     workloads = tuple(expect_str(w) for w in expect_list(data["workloads"]))
-    return ImportFacts(tuple(imports), tuple(builds), workloads, tuple(options), tuple(jit_builds), loaders)
+    checks = tuple(expect_str(name) for name in expect_list(data["checks"]))
+    dead = []
+    for item in expect_list(data["dead"]):
+        level, module, evidence = expect_list(item, length=3)
+        dead.append(Import(expect_int(level), expect_str(module), False, dead=expect_str(evidence)))
+    return ImportFacts(tuple(imports), tuple(builds), workloads, tuple(options), tuple(jit_builds), loaders, checks, tuple(dead))
 
 
 class Malformed(Exception):

@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from tpucheck.analyze.checks import availability_checks
 from tpucheck.analyze.dispatch import jit_facts
+from tpucheck.analyze.version_tests import version_test
 from tpucheck.discover.sourcetext import SourceTextError, decode
 from tpucheck.findings import Build, Import, ImportFacts
 
@@ -28,13 +29,18 @@ _IMPORT = re.compile(r"^([ \t]*)(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(.*)
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
 
 
-def import_facts(text: str, training_markers: tuple[str, ...] = (), availability_calls: tuple[str, ...] = ()) -> ImportFacts:
+def import_facts(
+    text: str, training_markers: tuple[str, ...] = (), availability_calls: tuple[str, ...] = (), torch_versions: tuple[str, ...] = ()
+) -> ImportFacts:
     workloads: tuple[str, ...] = ()
     if "torch" in text:
         workloads = ("training", "inference") if any(marker in text for marker in training_markers) else ("inference",)
     jit_builds, jit_loaders = jit_facts(text)
     builds = tuple(extension_builds(text)) if "Extension" in text else ()
-    return ImportFacts(tuple(scan_imports(text)), builds, workloads, declared_options(text), jit_builds, jit_loaders, availability_checks(text, availability_calls))
+    found = scan_imports(text, torch_versions)
+    live = tuple(i for i in found if not i.dead)
+    dead = tuple(i for i in found if i.dead)
+    return ImportFacts(live, builds, workloads, declared_options(text), jit_builds, jit_loaders, availability_checks(text, availability_calls), dead)
 
 
 _FIELD = re.compile(r"^[ \t]+([A-Za-z_]\w*)[ \t]*:[^=\n]*=[ \t]*(?:field\(\s*default\s*=\s*)?(True|False|None)\b", re.MULTILINE)
@@ -57,14 +63,16 @@ def declared_options(text: str) -> tuple[tuple[str, bool], ...]:
     return tuple(found)
 
 
-def facts_of_bytes(data: bytes, training_markers: tuple[str, ...] = (), availability_calls: tuple[str, ...] = ()) -> ImportFacts:
+def facts_of_bytes(
+    data: bytes, training_markers: tuple[str, ...] = (), availability_calls: tuple[str, ...] = (), torch_versions: tuple[str, ...] = ()
+) -> ImportFacts:
     """The facts of a file's bytes: decoded as the analysis decodes Python, or, where that
     fails (a bad encoding, a NUL byte), as UTF-8 with replacement: the graph reads what it can."""
     try:
         text = decode(data, python=True)
     except SourceTextError:
         text = data.decode("utf-8", "replace")
-    return import_facts(text, training_markers, availability_calls)
+    return import_facts(text, training_markers, availability_calls, torch_versions)
 
 
 _BLOCK = re.compile(r"^(async[ \t]+def|def|class|try|except|if|elif|else|for|while|with|async[ \t]+with|async[ \t]+for|finally|match|case)\b")
@@ -106,7 +114,7 @@ def _bound_names(names: str | None, plain: str | None) -> set[str]:
     return bound
 
 
-def scan_imports(text: str) -> list[Import]:
+def scan_imports(text: str, torch_versions: tuple[str, ...] = ()) -> list[Import]:
     """Every `import` statement's targets; `from m import a, b` gives `m.a`, `m.b` (a
     name that is not a module falls back to `m` when resolved).
 
@@ -128,7 +136,9 @@ def scan_imports(text: str) -> list[Import]:
     pending_try: int | None = None
     pending_branch = False
     cuda_else: set[int] = set()  # indents of an `if not <CUDA query>:` whose `else` is the CUDA side
-    for raw in text.splitlines():
+    chains: dict[int, bool] = {}  # indent -> whether an if-chain's decided version test was taken
+    dead: dict[int, str] = {}  # indent of a block no target torch enters -> "line\ttest\twhy"
+    for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].rstrip() if "#" in raw and in_string is None else raw.rstrip()
         if in_string is not None:
             if line.count(in_string) % 2:
@@ -157,6 +167,10 @@ def scan_imports(text: str) -> list[Import]:
         indent = len(line) - len(stripped)
         while blocks and blocks[-1][0] >= indent:
             blocks.pop()
+        for closed in [i for i in dead if i >= indent]:
+            del dead[closed]
+        for closed in [i for i in chains if i > indent]:
+            del chains[closed]
         if handler is not None:
             if indent <= handler[0]:
                 handler = None
@@ -173,6 +187,10 @@ def scan_imports(text: str) -> list[Import]:
             kind = " ".join(header.group(1).split())
             if kind == "if" and "TYPE_CHECKING" in stripped:
                 kind = "try"
+            if torch_versions and (evidence := _version_side(kind, stripped, indent, chains, torch_versions)):
+                dead[indent] = f"{number}\t{evidence}"
+            elif kind not in ("if", "elif", "else"):
+                chains.pop(indent, None)
             kind = _cuda_side(kind, stripped, indent, cuda_else)
             if kind == "try":
                 tries[indent] = ([], set())
@@ -180,7 +198,11 @@ def scan_imports(text: str) -> list[Import]:
                 handler = (indent, *tries[indent])
             blocks.append((indent, kind))
             continue
+        chains.pop(indent, None)  # a statement at this indent ends an if-chain there
         if "import" not in stripped:
+            continue
+        if dead:
+            out.extend(Import(i.level, i.module, False, dead=dead[min(dead)]) for i in scan_imports(stripped))
             continue
         match = _IMPORT.match(stripped)
         if match is None:
@@ -251,6 +273,27 @@ def _cuda_side(kind: str, header: str, indent: int, cuda_else: set[int]) -> str:
             cuda_else.add(indent)
         return kind
     return "cuda-if"
+
+
+def _version_side(kind: str, header: str, indent: int, chains: dict[int, bool], versions: tuple[str, ...]) -> str:
+    """The evidence when this side of an if-chain is one no target torch takes: an `if` or
+    `elif` whose version test is false on them all, or an `elif`/`else` after one that is
+    true; "" otherwise. `chains` keeps, per indent, whether a decided test was taken."""
+    if kind == "else" or (kind == "elif" and chains.get(indent)):
+        return "the side after a torch version test\tevery target release passes" if chains.get(indent) else ""
+    if kind not in ("if", "elif"):
+        return ""
+    if kind == "if":
+        chains.pop(indent, None)
+    elif indent not in chains:
+        return ""  # an undecided test came before: this side may run
+    test = header[len(kind) :].strip().rstrip(":").strip()
+    value = version_test(test, versions)
+    if value is None:
+        chains.pop(indent, None)
+        return ""
+    chains[indent] = value
+    return "" if value else f"`{test}`\tfalse on torch {', '.join(versions)}"
 
 
 def _branch(blocks: list[tuple[int, str]], conditional: bool) -> bool:

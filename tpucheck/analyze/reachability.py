@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 
 from tpucheck.analyze.cmake import cmake_builds
 from tpucheck.analyze.copies import copy_of, in_unimported_copy, vendored_copies
+from tpucheck.analyze.deploy import ENGINE_DEPLOY, deploy_scripts
 from tpucheck.analyze.excepted import EXCEPT_TWIN, excepted_extensions
 from tpucheck.analyze.import_graph import ImportGraph, by_dotted_path, module_name
 from tpucheck.analyze.imports import Build, Import, ImportFacts, import_facts, scan_imports
@@ -108,7 +109,7 @@ def reachability(
 
     def facts(path: str) -> ImportFacts | None:
         text = read(path)
-        return None if text is None else import_facts(text, (), judgement.guards.availability_calls)
+        return None if text is None else import_facts(text, (), judgement.guards.availability_calls, judgement.guards.torch_versions)
 
     return reachability_of(python_files, native_files, facts, supporting, judgement, read)
 
@@ -235,10 +236,11 @@ def reachability_of(
     # A module in a folder with no `__init__.py` is a script, unless the project imports it
     # by its dotted path (`from extensions.kernels.cauchy import ...`: a namespace package).
     # A module of a copied package (`copies`) is no entry point: it runs when imported.
+    deploy = deploy_scripts(graph.modules, engines, edges, lambda path: _top_level(path, packages)) if ENGINE_DEPLOY in judgement.rationale else {}
     required = {
         m
         for m, path in graph.modules.items()
-        if (m not in imported and copy_of(m, copies) is None) or (_top_level(path, packages) and m not in by_path and m not in chosen_engines)
+        if m not in deploy and ((m not in imported and copy_of(m, copies) is None) or (_top_level(path, packages) and m not in by_path and m not in chosen_engines))
     }
     stack = list(required)
     while stack:
@@ -247,7 +249,7 @@ def reachability_of(
                 required.add(target)
                 stack.append(target)
     optional_files = frozenset(path for dotted, path in graph.modules.items() if dotted not in required)
-    evidence: dict[str, Reason] = {}
+    evidence: dict[str, Reason] = {graph.modules[m]: why for m, why in deploy.items()}
     first_importer: dict[str, str] = {}  # module -> the first module importing it conditionally
     for importer_module, sites in edges.items():
         for target, conditional in sites:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 
 from tpucheck.analyze.bindings import KERNEL_BINDING, binding_at
+from tpucheck.analyze.deploy import ENGINE_DEPLOY
 from tpucheck.analyze.reachability import GUARDED_MODULE, Reachability
 from tpucheck.analyze.variants import VARIANT
 from tpucheck.findings import PENDING, SEVERITIES, FileResult, Finding, RawMatch, Reason, fingerprints, suppression_key
@@ -65,6 +66,11 @@ class Placement:
     """Product modules only scripts that train nothing reach -> those scripts (TreeFacts.untrained)."""
 
     def older_version(self, path: str) -> Reason | None:
+        """Why the file is set aside whole: it, or a folder holding it, is an older version
+        of the product or code no target torch runs."""
+        exact = self.older.get(path)
+        if exact is not None:
+            return exact
         folder = path
         while "/" in folder:
             folder = folder.rpartition("/")[0]
@@ -349,7 +355,7 @@ def _fallback(match: RawMatch, rule: Rule, result: FileResult, reach: Reachabili
     if reach.optional(result.path) and (rule.inventory == "kernel" or result.kind == "native"):
         return reach.why(result.path) or Reason("fallback.optional-module", f"{result.path} is only imported optionally")
     why = reach.why(result.path) if rule.inventory == "package" and reach.optional(result.path) else None
-    if why is not None and why.rule in (GUARDED_MODULE, VARIANT):
+    if why is not None and why.rule in (GUARDED_MODULE, VARIANT, ENGINE_DEPLOY):
         return why  # a CUDA-only package imported by a module the product loads only by choice
     if rule.inventory == "kernel" and match.detail is not None:
         extension = match.detail.rpartition(".")[2]

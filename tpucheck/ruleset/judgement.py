@@ -101,6 +101,8 @@ class Guards:
     """Calls that compare results (`allclose`, `gradcheck`): what a test does."""
     command_line_packages: frozenset[str] = frozenset()
     """Packages that read a program's command line (`argparse`)."""
+    torch_versions: tuple[str, ...] = ()
+    """The torch releases the targets run: a version test false on them all marks dead code."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,6 +324,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         test_frameworks=frozenset(guards_raw.get("test_frameworks", ())),
         numerics_checks=frozenset(guards_raw.get("numerics_checks", ())),
         command_line_packages=frozenset(guards_raw.get("command_line_packages", ())),
+        torch_versions=tuple(guards_raw.get("torch_versions", ())),
         known_options={str(k): str(v) for k, v in guards_raw.get("known_options", {}).items()},
         known_counts=frozenset(guards_raw.get("known_counts", ())),
         half_dtypes=frozenset(guards_raw.get("half_dtypes", ())),
@@ -344,6 +347,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         rationale["set-aside.own-package"] = kernels["own_package_why"]
     if "twin_package_why" in kernels:
         rationale["alternative.twin-package"] = kernels["twin_package_why"]
+    if "deploy_why" in raw.get("cuda_engines", {}):
+        rationale["alternative.engine-deploy"] = raw["cuda_engines"]["deploy_why"]
     if "variant_why" in raw.get("entry_points", {}):
         rationale["alternative.entry-variant"] = raw["entry_points"]["variant_why"]
     versions = raw.get("versions", {})
