@@ -62,5 +62,41 @@ def test_a_kernel_bindings_own_buffers_are_set_aside_with_their_reason(tmp_path:
     assert (aside.span.line, aside.span.column) == (10, 15)
     assert aside.because[-1].to_dict() == {
         "rule": "set-aside.kernel-binding",
-        "evidence": "inside `Grouping`, the autograd Function calling the project's `point_ops_cuda` extension: rewritten with its kernel",
+        "evidence": "inside `Grouping`, which calls the project's `point_ops_cuda` extension: rewritten with its kernel",
     }
+
+
+TRITON = """\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fwd_kernel(Q, Out, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(Out + offs, tl.load(Q + offs))
+
+
+def flash_forward(q):
+    assert q.is_cuda
+    out = torch.empty_like(q)
+    _fwd_kernel[(1,)](q, out, N=q.numel())
+    return out
+
+
+def reference(q):
+    assert q.is_cuda
+    return q * 1
+"""
+
+
+def test_the_host_side_of_a_triton_kernel_is_set_aside_with_it(tmp_path: Path) -> None:
+    """Audit AM (MPT's flash_attn_triton.py): `assert q.is_cuda` in the function that
+    launches the module's own Triton kernel is that kernel's port. Adversarial: the same
+    assert in a function launching nothing keeps its finding."""
+    (tmp_path / "attn.py").write_text(TRITON)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    assert [(f.rule, f.span.line) for f in result.findings if f.rule == "DP013"] == [("DP013", 20)]
+    aside = [(f.rule, f.span.line, f.because[-1].evidence) for f in result.set_aside if f.rule == "DP013"]
+    assert aside == [("DP013", 13, "inside `flash_forward`, which calls the Triton kernel `_fwd_kernel`: rewritten with its kernel")]

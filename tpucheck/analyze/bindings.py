@@ -24,7 +24,7 @@ __all__ = ["KERNEL_BINDING", "Binding", "binding_at", "extension_names", "kernel
 
 KERNEL_BINDING = "set-aside.kernel-binding"
 Binding = tuple[int, int, str, str]
-"""(first line, last line, the class, the extension it calls)."""
+"""(first line, last line, the class or function, what kernel it calls, as text)."""
 
 
 def kernel_bindings(
@@ -38,25 +38,56 @@ def kernel_bindings(
     modules the project's builds declare, by their last name; never a framework's own
     module of that name, `from torch import _C`)."""
     out: dict[str, tuple[Binding, ...]] = {}
-    if not extensions:
-        return out
     for path in sorted(product):
         known = facts(path)
-        if known is None or not any(set(imp.module.split(".")[-2:]) & extensions for imp in known.imports):
+        if known is None:
+            continue
+        calls = bool(extensions) and any(set(imp.module.split(".")[-2:]) & extensions for imp in known.imports)
+        launches = any(imp.module == "triton" or imp.module.startswith("triton.") for imp in known.imports)
+        if not calls and not launches:
             continue
         tree = parse_or_none(read(path) or "")
         if tree is None:
             continue
-        local = extension_names(tree, extensions, frameworks)
         found: list[Binding] = []
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef) and any(_is_function(base) for base in node.bases):
-                used = next((local[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in local), None)
-                if used is not None:
-                    found.append((node.lineno, node.end_lineno or node.lineno, node.name, used))
+        if calls:
+            local = extension_names(tree, extensions, frameworks)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ClassDef) and any(_is_function(base) for base in node.bases):
+                    used = next((local[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in local), None)
+                    if used is not None:
+                        found.append((node.lineno, node.end_lineno or node.lineno, node.name, f"the project's `{used}` extension"))
+        if launches:
+            found.extend(_triton_launchers(tree))
         if found:
-            out[path] = tuple(sorted(found))
+            out[path] = tuple(sorted(set(found)))
     return out
+
+
+def _triton_launchers(tree: ast.Module) -> list[Binding]:
+    """Functions that launch a Triton kernel the module defines (`_fwd_kernel[grid](...)`
+    with `@triton.jit def _fwd_kernel`): the kernel's host side, whose `assert q.is_cuda`
+    and CUDA buffers are rewritten with it (audit AM: MPT's flash-attention wrappers)."""
+    kernels = {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and any("triton" in ast.unparse(d) and ("jit" in ast.unparse(d) or "autotune" in ast.unparse(d)) for d in node.decorator_list)
+    }
+    found: list[Binding] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name in kernels:
+            continue
+        launched = next(
+            (
+                call.func.value.id
+                for call in ast.walk(node)
+                if isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript) and isinstance(call.func.value, ast.Name) and call.func.value.id in kernels
+            ),
+            None,
+        )
+        if launched is not None:
+            found.append((node.lineno, node.end_lineno or node.lineno, node.name, f"the Triton kernel `{launched}`"))
+    return found
 
 
 def binding_at(bindings: tuple[Binding, ...], line: int) -> Binding | None:

@@ -204,7 +204,7 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
         elif rule.inventory == "package" and (own_package := _own_package(match, reach, roles)) is not None:
             aside = own_package  # the package's own kernels, in the inventory, price its port
         elif rule.category in placement.binding_categories and (binding := binding_at(placement.bindings.get(result.path, ()), match.span.line)) is not None:
-            aside = Reason(KERNEL_BINDING, f"inside `{binding[2]}`, the autograd Function calling the project's `{binding[3]}` extension: rewritten with its kernel")
+            aside = Reason(KERNEL_BINDING, f"inside `{binding[2]}`, which calls {binding[3]}: rewritten with its kernel")
         finding = Finding(
             rule=rule.id,
             name=rule.name,
