@@ -32,7 +32,8 @@ GROUPS = ("attention", "normalization", "state_space_scan", "activations")
 
 
 def kernel_heavy_tree(root: Path) -> Path:
-    """60 Triton kernels with long names in long paths, a CUDA kernel, a CUDA extension in
+    """60 Triton kernels with long names in long paths (each with a CUDA buffer made
+    outside its launcher, which would be the kernel's own), a CUDA kernel, a CUDA extension in
     setup.py and manifests naming CUDA-only packages: the shape of an SSM or attention
     library, with names long enough to push every column."""
     files: dict[str, str] = {}
@@ -45,10 +46,12 @@ def kernel_heavy_tree(root: Path) -> Path:
             f"def {kernel}(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr):\n"
             "    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"
             "    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < n_elements), mask=offsets < n_elements)\n\n\n"
-            f"def run_{i}(x):\n"
+            f"def buffer_{i}(x):\n"
             '    y = torch.empty_like(x, device="cuda")\n'
-            f"    {kernel}[(1,)](x, y, x.numel(), BLOCK_SIZE=1024)\n"
             "    torch.cuda.synchronize()\n"
+            "    return y\n\n\n"
+            f"def run_{i}(x, y):\n"
+            f"    {kernel}[(1,)](x, y, x.numel(), BLOCK_SIZE=1024)\n"
             "    return y\n"
         )
     files["csrc/selective_scan/selective_scan_forward_kernel_implementation.cu"] = (

@@ -65,6 +65,10 @@ class Guards:
     output_methods: frozenset[str] = frozenset()
     cuda_words: frozenset[str] = frozenset()
     device_words: frozenset[str] = frozenset()
+    dtype_names: frozenset[str] = frozenset()
+    """Qualified names of tensor dtypes: a CUDA test choosing between them picks a precision."""
+    tpu_dtype_names: frozenset[str] = frozenset()
+    """The dtypes of `dtype_names` a TPU computes in: the side such a choice gives a TPU host."""
     """Words of a keyword that takes a device (`device`, `map_location`): set by a CUDA test,
     it picks the device, not a feature."""
     """Words of a skip condition that make the test a CUDA path (as opposed to a skip on
@@ -308,6 +312,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         output_methods=frozenset(guards_raw.get("output_methods", ())),
         cuda_words=frozenset(guards_raw.get("cuda_words", ())),
         device_words=frozenset(guards_raw.get("device_words", ())),
+        dtype_names=frozenset(guards_raw.get("dtype_names", ())),
+        tpu_dtype_names=frozenset(guards_raw.get("tpu_dtype_names", ())),
         tpu_names=regex(guards_raw.get("tpu_names"), "guards", "tpu_names"),
         tpu_modules=tuple(guards_raw.get("tpu_modules", ())),
         accelerator_tests=frozenset(guards_raw.get("accelerator_tests", ())),

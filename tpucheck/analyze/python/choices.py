@@ -77,11 +77,19 @@ def _names_another_device(names: Names, test: cst.BaseExpression) -> bool:
 
 def picks_feature(names: Names, node: cst.IfExp) -> bool:
     """`"xformers_attn" if torch.cuda.is_available() else "torch_attn"`: a CUDA test whose
-    two values are string literals naming no device and nothing a rule knows (`"nccl"`)
-    picks an implementation; the TPU gets the other one (audit T: open_lm's attention choice, judged false as a device pick)."""
-    if cuda_polarity(names, node.test) == 0:
+    two values are string literals naming no device and nothing a rule knows (`"nccl"`), or
+    two dtypes (`guards.dtype_names`), picks an implementation or a precision; the TPU gets
+    the other one (audit T: open_lm's attention choice, judged false as a device pick)."""
+    polarity = cuda_polarity(names, node.test)
+    if polarity == 0:
         return False
+    if all(_is_dtype(names, arm, names.index.guards.dtype_names) for arm in (node.body, node.orelse)):
+        return _is_dtype(names, node.orelse if polarity > 0 else node.body, names.index.guards.tpu_dtype_names)
     return all(_names_no_device(names, arm) for arm in (node.body, node.orelse))
+
+
+def _is_dtype(names: Names, node: cst.BaseExpression, dtypes: frozenset[str]) -> bool:
+    return isinstance(node, (cst.Name, cst.Attribute)) and names.qualified(node) in dtypes
 
 
 def switches_feature(names: Names, arg: cst.Arg) -> bool:

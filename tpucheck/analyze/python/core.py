@@ -160,6 +160,9 @@ class BaseWalker:
         """Whether any alias stands for more than one name yet: until then no lookup pays
         for alternatives."""
         self.alias_names: set[str] = set()
+        self.alias_choices: dict[str, cst.IfExp] = {}
+        """Names bound to a conditional of two names (`dtype = torch.float16 if c else
+        torch.float32`): a match on the name holds on one arm only (`chosen_arm`)."""
         """Every name bound as an alias so far, in any scope: names outside it (nearly all)
         skip the scope walk that asks whether they are one."""
         self._quiet: dict[str, bool] = {}
@@ -252,6 +255,15 @@ class BaseWalker:
 
     def is_device_name(self, name: str) -> bool:
         return self._device_names is not None and self._device_names.search(name) is not None
+
+    def chosen(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """The conditional a name is an alias of, while it still is (`dtype` for `dtype =
+        torch.float16 if torch.cuda.is_available() else torch.float32`); else the node."""
+        if isinstance(node, cst.Name) and (choice := self.alias_choices.get(node.value)) is not None:
+            alias = self.alias_of_name(node.value)
+            if alias is not None and len(alias) > 1:
+                return choice
+        return node
 
     def alias_of_name(self, name: str) -> tuple[str, ...] | None:
         return self.frame.scope.alias_targets(name) if name in self.alias_names else None

@@ -481,6 +481,8 @@ class StatementWalker(BaseWalker):
             if isinstance(target, cst.Name) and resolved is not None:
                 scope.bind_alias(target.value, resolved)
                 self.alias_names.add(target.value)
+                if isinstance(value, cst.IfExp) and len(resolved) > 1:
+                    self.alias_choices[target.value] = value
             elif not (isinstance(value, cst.Name) and value.value == "None"):
                 for name in target_names(target):
                     scope.unbind(name)

@@ -147,7 +147,7 @@ class Walker(StatementWalker):
                         if rule_matcher[0].unless == "host" and qualified in index.host_constructors and hostdata.made_on_host(qualified, node):
                             continue  # `torch.linspace(..., dtype=torch.float64)`: made on the host
                         if keyword_holds(self, rule_matcher[1], arg, callees, method):
-                            with self.enter(guard=self.arm_guard(conditional_arm(self, rule_matcher[1].value, arg.value))):
+                            with self.enter(guard=self.arm_guard(conditional_arm(self, rule_matcher[1].value, self.chosen(arg.value)))):
                                 self.hit(rule_matcher, arg, scalars=scalars)
         self.callee = func
         self.walk(func)
