@@ -95,6 +95,20 @@ def test_a_build_through_a_bound_class_takes_the_folders_its_file_joins() -> Non
     assert extension_builds(listed) == [Build("fast_ops", ("csrc/a.cu", "csrc/b.cu"))]
 
 
+def test_a_joined_folder_written_as_one_path_is_the_builds_too() -> None:
+    """In sample (blind set 31: ODISE's Mask2Former): `os.path.join(this_dir,
+    "mask2former/modeling/pixel_decoder/ops/src")` names the folder in one literal, so the
+    extension's globbed kernels were no source of its build, and its PyTorch fallback
+    (`fallback.except-twin`) never reached them. A file name stays no folder."""
+    text = (
+        'extensions_dir = os.path.join(this_dir, "pkg/ops/src")\n'
+        'sources = glob.glob(os.path.join(extensions_dir, "cuda", "*.cu"))\n'
+        'CUDAExtension("MSDA", sources)\n'
+    )
+    assert extension_builds(text) == [Build("MSDA", ("pkg/ops/src/",))]
+    assert extension_builds(text.replace('"pkg/ops/src"', '"pkg/ops/README.md"')) == [Build("MSDA", ())]
+
+
 def test_an_optional_extensions_globbed_sources_are_fallback_kept(tmp_path: Path) -> None:
     result = scanned(tmp_path, {"setup.py": SETUP, "detkit/__init__.py": "", "detkit/ops.py": OPTIONAL_IMPORT, "detkit/csrc/shift_cuda.cu": KERNEL})
     native = [f for f in result.findings if f.path == "detkit/csrc/shift_cuda.cu"]

@@ -321,7 +321,7 @@ _EXTENSION_KINDS = ("CUDAExtension", "CppExtension", "Extension")
 _EXTENSION_ALIAS = re.compile(r"^\s*(\w+)\s*=\s*(?:[\w.]*\.)?(?:CUDAExtension|CppExtension)\s*$", re.MULTILINE)
 _SOURCE = re.compile(r"['\"]([^'\"\n]+\.(?:cu|cuh))['\"]")
 _PATH_JOIN = re.compile(r"\bos\.path\.join\(([^()]*)\)")
-_LITERAL = re.compile(r"\s*['\"]([\w.\-]+)['\"]\s*")
+_LITERAL = re.compile(r"\s*['\"]([\w.\-]+(?:/[\w.\-]+)*)/?['\"]\s*")
 
 
 def _extension_call(kinds: Iterable[str]) -> re.Pattern[str]:
@@ -330,9 +330,10 @@ def _extension_call(kinds: Iterable[str]) -> re.Pattern[str]:
 
 
 def _source_folders(text: str) -> list[str]:
-    """Folders a build file names with `os.path.join(here, "pkg", "csrc")`: where a build
-    that globs its sources (`glob(os.path.join(extensions_dir, "*.cu"))`) takes them. A
-    folder is written `pkg/csrc/`, the trailing slash saying "every source under it"."""
+    """Folders a build file names with `os.path.join(here, "pkg", "csrc")` (or one literal
+    holding the path, `os.path.join(here, "pkg/ops/src")`: ODISE's Mask2Former): where a
+    build that globs its sources (`glob(os.path.join(extensions_dir, "*.cu"))`) takes them.
+    A folder is written `pkg/csrc/`, the trailing slash saying "every source under it"."""
     folders = []
     for join in _PATH_JOIN.finditer(text):
         parts = join.group(1).split(",")
