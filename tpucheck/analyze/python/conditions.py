@@ -108,6 +108,8 @@ def mentions_availability(names: Names, test: cst.BaseExpression) -> bool:
         elif isinstance(node, cst.Comparison):
             stack.append(node.left)
             stack.extend(c.comparator for c in node.comparisons)
+        elif isinstance(node, cst.IfExp):  # `is_available() if flag is None else flag != "0"`
+            stack.extend((node.body, node.orelse))
     return False
 
 
