@@ -265,11 +265,13 @@ class Walker(StatementWalker):
 
     def note_copy(self, node: cst.Call, func: cst.Attribute) -> None:
         """`m.half().float()`: the inner cast is undone at once; `deepcopy(m).half()`: the
-        cast makes a copy (what a checkpoint stores), the model keeps its dtype."""
+        cast makes a copy (what a checkpoint stores), the model keeps its dtype; and
+        `w.to("cpu").to(torch.float16)`, `w.detach().cpu().half()`: a host copy cast for
+        the file it is saved to, no fp16 on the device (audit AN: LoRA weights saved)."""
         inner = func.value
         if func.attr.value == "float" and not node.args and isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute):
             self.copies.add(id(inner))
-        elif isinstance(inner, cst.Call) and self.qualified(inner.func) == "copy.deepcopy":
+        elif isinstance(inner, cst.Call) and (self.qualified(inner.func) == "copy.deepcopy" or hostdata.on_host(self, inner)):
             self.copies.add(id(node))
 
     def on_if_expression(self, node: cst.IfExp, ctx: str | None) -> None:
