@@ -277,8 +277,10 @@ class Model:
                 for w in serves:
                     extra[w][0] += share.low * self.s.validation_share / len(serves)
                     extra[w][1] += share.high * self.s.validation_share / len(serves)
-        floors = {w: self.s.validation[w] if i == 0 or not self.s.validation_floor_once else (0.0, 0.0) for i, w in enumerate(known)}
-        return [Share(None, floors[w][0] + extra[w][0], floors[w][1] + extra[w][1], self.s.validation_weight, workload=w) for w in known]
+        return [
+            Share(None, self.s.validation[w][0] + extra[w][0], self.s.validation[w][1] + extra[w][1], self.s.validation_weight, workload=w)
+            for w in known
+        ]
 
     # -- numbers -------------------------------------------------------------------------
 

@@ -156,9 +156,6 @@ class Scoring:
     validation_share: float = 0.0
     """Hours of numerics checks per hour of porting: each replaced kernel, stack or package
     is compared with the CUDA run, so validation grows with what was ported."""
-    validation_floor_once: bool = False
-    """The floor once per product (on its first workload): one run and one check cover a
-    product's training and inference (blind bands: one validation item, mostly)."""
     validation_size: tuple[float, float] = (0.0, 0.0)
     validation_size_exponent: float | None = None
     """None: the size term grows with log2(1 + thousands of lines); a number: with the
@@ -393,7 +390,6 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             validation={workload: _range(hours) for workload, hours in score_raw["validation"]["hours"].items()},
             validation_weight=float(score_raw["validation"]["weight"]),
             validation_share=float(score_raw["validation"].get("share", 0.0)),
-            validation_floor_once=bool(score_raw["validation"].get("floor_once", False)),
             validation_size=_range(score_raw["validation"]["size"]) if "size" in score_raw["validation"] else (0.0, 0.0),
             validation_size_exponent=float(score_raw["validation"]["size"]["exponent"]) if "exponent" in score_raw["validation"].get("size", {}) else None,
             core_hours_share=float(score_raw.get("core", {}).get("kernel_hours_share", 1.1)),
