@@ -430,6 +430,7 @@ def _compute_tree_facts(
     checks = _checks(python, facts)
     bindings = kernel_bindings(product_python, facts, read, frozenset(reach.built), judgement.frameworks) if judgement.binding_categories else {}
     untrained = untrained_modules(product_python, facts, read, set(launched_files) | entry_points)
+    imported = frozenset(imp.module for path in product_python if (fact := facts(path)) is not None for imp in fact.imports if not imp.level)
     return TreeFacts(
         reach,
         entry_points,
@@ -446,6 +447,7 @@ def _compute_tree_facts(
         scripts=scripts,
         bindings=bindings,
         untrained=untrained,
+        imported=imported,
     )
 
 
@@ -508,7 +510,7 @@ def assemble(
     rules = ruleset.by_id()
     roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files, tree.scripts)
     judged = ruleset.judgement
-    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained)
+    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained, tree.imported if tree.reach is not None else None)
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)

@@ -67,6 +67,9 @@ class TreeFacts:
     bindings: dict[str, tuple[tuple[int, int, str, str], ...]] = field(default_factory=dict)
     """Path -> its autograd Functions that call an extension the project builds (first
     line, last line, class, extension: analyze/bindings.py): their CUDA-isms are the kernel's."""
+    imported: frozenset[str] = frozenset()
+    """Every module name the product's Python files import (any import, as written): a
+    package a manifest lists and no product module imports is an entry to drop."""
     untrained: dict[str, str] = field(default_factory=dict)
     """Product modules that only scripts training nothing reach, each with those scripts
     (analyze/training_reach.py): what only a backward pass meets is not on their path."""
@@ -111,13 +114,14 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "bindings": [[path, [list(b) for b in spans]] for path, spans in sorted(tree.bindings.items())],
         "scripts": [[path, why] for path, why in sorted(tree.scripts.items())],
         "untrained": [[path, why] for path, why in sorted(tree.untrained.items())],
+        "imported": sorted(tree.imported),
     }
 
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts", "untrained"}:
-        raise TypeError("tree facts must be an object with exactly their fifteen fields")
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts", "untrained", "imported"}:
+        raise TypeError("tree facts must be an object with exactly their sixteen fields")
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
@@ -158,6 +162,7 @@ def tree_from_json(data: Any) -> TreeFacts:
         scripts=_pairs(data["scripts"]),
         bindings=_bindings(data["bindings"]),
         untrained=_pairs(data["untrained"]),
+        imported=_strings(data["imported"]),
     )
 
 

@@ -28,6 +28,7 @@ BRANCH = "alternative.other-accelerator-branch"
 """The why-rule of code under a test that holds only on another accelerator."""
 
 OWN_EXTENSION = "kernel.own-extension"
+UNUSED_PACKAGE = "severity.unused-package"
 """The why-rule of a call into a library the project builds itself: priced as a copy."""
 
 OWN_PACKAGE = "set-aside.own-package"
@@ -64,6 +65,8 @@ class Placement:
     """Which findings inside a binding are the kernel's (judgement `kernels.binding_categories`)."""
     untrained: dict[str, str] = field(default_factory=dict)
     """Product modules only scripts that train nothing reach -> those scripts (TreeFacts.untrained)."""
+    imported: frozenset[str] | None = None
+    """Module names the product imports (TreeFacts.imported); None when the tree was not read."""
 
     def older_version(self, path: str) -> Reason | None:
         """Why the file is set aside whole: it, or a folder holding it, is an older version
@@ -175,6 +178,9 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
             # audits M and R: a pin nothing imports is no work; the imports are reported where they are
             because.append(Reason("severity.install", f"`{match.detail or rule.name}` installs and imports on a TPU host: only its use in code is work"))
             wanted = SEVERITIES[max(SEVERITIES.index(wanted), SEVERITIES.index("info"))]
+        if result.kind == "manifest" and (unused := _unused_package(match, rule, placement.imported)) is not None and SEVERITIES.index(wanted) < SEVERITIES.index("minor"):
+            because.append(unused)  # blind set 41: STTN's conda export lists CuPy and PyCUDA
+            wanted = "minor"
         if placement.trains is False and rule.id in placement.scoring.training_only and wanted != "info":
             # audits V and W: weight_norm's missing backward in a vocoder nothing trains
             because.append(Reason("severity.no-training", "the product shows no training step (no backward, optimizer step or trainer): what only training meets is not on its path"))
@@ -342,6 +348,21 @@ def _guarded(severity: str, because: list[Reason], scoring: Scoring, rule_id: st
         where = "in a block switched off" if kept in scoring.guarded_info_guards else "on a branch entered only with CUDA present"
         because.append(Reason("severity.guarded", f"{where}: {lowered}"))
     return lowered
+
+
+def _unused_package(match: RawMatch, rule: Rule, imported: frozenset[str] | None) -> Reason | None:
+    """A CUDA-only package a manifest lists that no product module imports: dropping the
+    entry is the edit. Only for a rule whose uses are all imports (no launcher, config key
+    or call matches it), so that a package run from the command line keeps its weight."""
+    if imported is None or rule.inventory != "package":
+        return None
+    kinds = {m.kind for m in rule.matchers}
+    if not kinds <= {"import", "dependency"} or "import" not in kinds:
+        return None
+    names = [p for m in rule.matchers if m.kind == "import" for p in m.patterns]
+    if any(module == name or module.startswith(name + ".") or fnmatchcase(module, name) for module in imported for name in names):
+        return None
+    return Reason(UNUSED_PACKAGE, f"`{match.detail or rule.name}` is listed, and no product module imports it ({', '.join(names[:4])}): an entry to drop from the manifest")
 
 
 def _fallback(match: RawMatch, rule: Rule, result: FileResult, reach: Reachability | None) -> Reason | None:

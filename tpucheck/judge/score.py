@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from tpucheck.findings import Finding
 from tpucheck.judge.known_ops import KNOWN_OP
-from tpucheck.judge.place import OWN_EXTENSION
+from tpucheck.judge.place import OWN_EXTENSION, UNUSED_PACKAGE
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES
 from tpucheck.judge.shares import Share, command_of, keep_heaviest
 from tpucheck.ruleset.judgement import DROP_IN, KNOWN_CALL, Judgement, Scoring
@@ -125,6 +125,9 @@ class Model:
         if finding.guarded:
             cap = self.s.fallback_max_hours
             low, high = min(low * self.s.fallback_factor, cap), min(high * self.s.fallback_factor, cap)
+        if any(reason.rule == UNUSED_PACKAGE for reason in finding.because):
+            cap = self.s.unused_package_hours
+            low, high = min(low, cap / 4), min(high, cap)
         return low * units, high * units
 
     def is_kernel(self, finding: Finding) -> bool:

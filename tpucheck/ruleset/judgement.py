@@ -122,6 +122,8 @@ class Scoring:
     optional_factor: float = 0.25
     fallback_factor: float = 0.2
     fallback_max_hours: float = 2.0
+    unused_package_hours: float = 0.5
+    """At most these hours a unit for a manifest entry no product module imports: deleting it."""
     repeat_factor: float = 0.1
     kernel_repeat_factor: float = 0.25
     copy_factor: float = 0.1
@@ -371,6 +373,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             optional_factor=float(score_raw["optional_factor"]),
             fallback_factor=float(score_raw["fallback_factor"]),
             fallback_max_hours=float(score_raw["fallback_max_hours"]),
+            unused_package_hours=float(score_raw.get("unused_package_hours", 0.5)),
             repeat_factor=float(score_raw["repeat_factor"]),
             kernel_repeat_factor=float(score_raw["kernel_repeat_factor"]),
             copy_factor=float(score_raw["copy_factor"]),

@@ -1,0 +1,46 @@
+"""A CUDA-only package a manifest lists that no product module imports is an entry to
+delete (`severity.unused-package`): blind set 41's STTN ships a conda export listing CuPy
+and PyCUDA that no line of its code imports. Look-alikes keep their blockers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tpucheck.engine import ScanOptions, scan
+from tpucheck.ruleset import load_ruleset
+
+RULESET = load_ruleset()
+
+TRAIN = "import torch\n\n\ndef step(model, x):\n    return model(x)\n"
+
+
+def manifest_rows(root: Path, files: dict[str, str]) -> set[tuple[str, int, str, str]]:
+    for path, text in {"requirements.txt": "numpy==1.26\ncupy-cuda12x==13.2.0\n", "train.py": TRAIN, **files}.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
+    result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+    return {(f.path, f.span.line, f.severity, f.because[-1].rule if f.because else "") for f in result.findings if f.rule == "DEP013"}
+
+
+def test_a_listed_package_nothing_imports_is_an_entry_to_drop(tmp_path: Path) -> None:
+    assert manifest_rows(tmp_path, {}) == {("requirements.txt", 2, "minor", "severity.unused-package")}
+
+
+def test_its_hours_are_a_line_to_delete(tmp_path: Path) -> None:
+    manifest_rows(tmp_path, {})
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    item = next(p for p in result.to_dict()["plan"] if p["rule"] == "DEP013")
+    assert item["effort_hours"]["high"] <= 0.5
+
+
+def test_a_listed_package_the_product_imports_stays_a_blocker(tmp_path: Path) -> None:
+    """Adversarial: a module imports CuPy (even lazily, in a function)."""
+    uses = "import torch\n\n\ndef to_gpu(x):\n    import cupy\n    return cupy.asarray(x)\n"
+    rows = manifest_rows(tmp_path, {"ops.py": uses})
+    assert ("requirements.txt", 2, "blocker", "") in rows
+
+
+def test_an_import_only_in_tests_does_not_count(tmp_path: Path) -> None:
+    """The product imports nothing of it; a test's import is the test's."""
+    rows = manifest_rows(tmp_path, {"tests/test_gpu.py": "import cupy\n\ndef test_x():\n    assert cupy\n"})
+    assert ("requirements.txt", 2, "minor", "severity.unused-package") in rows
