@@ -32,6 +32,7 @@ from tpucheck.analyze.reachability import import_resolver, imported_by, reachabi
 from tpucheck.analyze.submodule_code import submodules_apart
 from tpucheck.analyze.training_reach import untrained_modules
 from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
+from tpucheck.analyze.unbuilt import unbuilt_sources
 from tpucheck.analyze.variants import VARIANT, variant_options
 from tpucheck.config.settings import ScanOptions, Settings, default_jobs
 from tpucheck.discover.first_party import first_party_packages
@@ -434,7 +435,7 @@ def _compute_tree_facts(
     return TreeFacts(
         reach,
         entry_points,
-        {**older_versions(by_path, judgement), **dead_code(python, facts)},
+        {**older_versions(by_path, judgement), **dead_code(python, facts), **unbuilt_sources(python, facts, native, [f.path for f in found.files if "native" not in f.kinds], read, _lister(root))},
         workloads,
         options_off,
         apart,
@@ -449,6 +450,18 @@ def _compute_tree_facts(
         untrained=untrained,
         imported=imported,
     )
+
+
+def _lister(root: str) -> Callable[[str], list[str]]:
+    """The names in a folder of the tree on disk (a build file discovery leaves out)."""
+
+    def listing(folder: str) -> list[str]:
+        try:
+            return sorted(os.listdir(os.path.join(root, folder)))
+        except OSError:
+            return []
+
+    return listing
 
 
 _PASSED_FLAG = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*)")

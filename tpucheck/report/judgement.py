@@ -182,6 +182,7 @@ SET_ASIDE_LABELS = {
     "alternative.other-accelerator": "another accelerator's code",
     "version.older": "older versions",
     "set-aside.dead-version": "code only an old torch imports",
+    "set-aside.unbuilt-source": "CUDA sources no build compiles",
     "set-aside.test-performance": "tests' own speed",
     "set-aside.same-edit": "one edit with another finding",
     "set-aside.cuda-engine": "part of a CUDA-only engine's module",
