@@ -57,7 +57,10 @@ def unbuilt_sources(
             for source in jit.sources:
                 listed.setdefault(posixpath.normpath(posixpath.join(folder, source)), path)
                 listed.setdefault(posixpath.normpath(source), path)
-    folders = {p.rpartition("/")[0]: p for p in sorted(listed) if p.endswith(".cu")}
+    # only a build beside its sources, or one folder above them (`setup.py` listing
+    # `src/kernel.cu`): a build deep elsewhere that picks one file out of another project's
+    # tree (a submodule's) says nothing of that project's other files
+    folders = {p.rpartition("/")[0]: p for p in sorted(listed) if p.endswith(".cu") and _near(p, listed[p])}
     sources = sorted(native)
     candidates = [
         p
@@ -88,3 +91,10 @@ def unbuilt_sources(
             continue  # the build file also takes sources by a pattern or a listing
         out[path] = Reason(UNBUILT, f"no build compiles {path}: {listed[built]} lists {posixpath.basename(built)} from its folder, not it")
     return out
+
+
+def _near(source: str, build_file: str) -> bool:
+    """The source sits in the build file's folder or one folder below it."""
+    folder = build_file.rpartition("/")[0]
+    rest = source[len(folder) + 1 :] if folder else source
+    return (not folder or source.startswith(folder + "/")) and rest.count("/") <= 1

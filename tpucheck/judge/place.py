@@ -354,8 +354,8 @@ def _unused_package(match: RawMatch, rule: Rule, imported: frozenset[str] | None
     """A CUDA-only package a manifest lists that no product module imports: dropping the
     entry is the edit. Only for a rule whose uses are all imports (no launcher, config key
     or call matches it), so that a package run from the command line keeps its weight."""
-    if imported is None or rule.inventory != "package":
-        return None
+    if not imported or rule.inventory != "package":
+        return None  # the tree was not read, or the product imports nothing to judge by
     kinds = {m.kind for m in rule.matchers}
     if not kinds <= {"import", "dependency"} or "import" not in kinds:
         return None
