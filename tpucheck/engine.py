@@ -410,6 +410,9 @@ def _compute_tree_facts(
         if by_folder.supporting(path)
     }
     roles = Roles(judgement, entry_points, launched=launched_files, nested=nested, imported=imported_files, scripts=scripts)
+    sole = sole_code(python, roles)
+    if sole:
+        roles = Roles(judgement, entry_points, launched=launched_files, nested=nested, imported=imported_files, scripts=scripts, sole=sole)
     cmake = [f.path for f in found.files if is_cmake_file(f.path)]
     reach = reachability_of(python, native, facts, roles.supporting, judgement, read, cmake)
     product_python = [p for p in python if not roles.supporting(p)]
@@ -449,7 +452,18 @@ def _compute_tree_facts(
         bindings=bindings,
         untrained=untrained,
         imported=imported,
+        sole=sole,
     )
+
+
+def sole_code(python: Sequence[str], roles: Roles) -> dict[str, str]:
+    """When every Python file is supporting and some are examples, the examples are what
+    the project ships (blind set 43: ChatLaw's only code is `demo/web.py`, its model's web
+    demo): path -> the evidence. Tests and docs stay supporting."""
+    if not python or any(not roles.supporting(p) for p in python):
+        return {}
+    examples = [p for p in python if roles.role_of(p) == "example"]
+    return {p: f"{p}: the project holds no Python but examples, tests and docs, so its examples are what it ships" for p in sorted(examples)}
 
 
 def _lister(root: str) -> Callable[[str], list[str]]:
@@ -521,7 +535,7 @@ def assemble(
     what the user asked to and scores."""
     tree = tree or TreeFacts()
     rules = ruleset.by_id()
-    roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files, tree.scripts)
+    roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files, tree.scripts, tree.sole)
     judged = ruleset.judgement
     placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained, tree.imported if tree.reach is not None else None)
     findings: list[Finding] = []

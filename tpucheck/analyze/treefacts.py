@@ -67,6 +67,9 @@ class TreeFacts:
     bindings: dict[str, tuple[tuple[int, int, str, str], ...]] = field(default_factory=dict)
     """Path -> its autograd Functions that call an extension the project builds (first
     line, last line, class, extension: analyze/bindings.py): their CUDA-isms are the kernel's."""
+    sole: dict[str, str] = field(default_factory=dict)
+    """Example files of a project whose Python is all examples, tests and docs -> the
+    evidence: the examples are its product (judge/roles.py `sole`)."""
     imported: frozenset[str] = frozenset()
     """Every module name the product's Python files import (any import, as written): a
     package a manifest lists and no product module imports is an entry to drop."""
@@ -115,13 +118,14 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "scripts": [[path, why] for path, why in sorted(tree.scripts.items())],
         "untrained": [[path, why] for path, why in sorted(tree.untrained.items())],
         "imported": sorted(tree.imported),
+        "sole": [[path, why] for path, why in sorted(tree.sole.items())],
     }
 
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts", "untrained", "imported"}:
-        raise TypeError("tree facts must be an object with exactly their sixteen fields")
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts", "untrained", "imported", "sole"}:
+        raise TypeError("tree facts must be an object with exactly their seventeen fields")
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
@@ -163,6 +167,7 @@ def tree_from_json(data: Any) -> TreeFacts:
         bindings=_bindings(data["bindings"]),
         untrained=_pairs(data["untrained"]),
         imported=_strings(data["imported"]),
+        sole=_pairs(data["sole"]),
     )
 
 

@@ -31,8 +31,12 @@ class Roles:
         nested: Mapping[str, str] | None = None,
         imported: Mapping[str, str] | None = None,
         scripts: Mapping[str, str] | None = None,
+        sole: Mapping[str, str] | None = None,
     ) -> None:
         self.judgement = judgement
+        self.sole = dict(sole or {})
+        """Example files of a project that holds no other code -> the evidence: the demo is
+        what the project ships (a model release with a web demo), so it is the product."""
         self.entry_points = frozenset(entry_points)
         self.launched = dict(launched or {})
         """Python files the project's launch scripts run -> the first such script
@@ -81,6 +85,9 @@ class Roles:
         script = self.scripts.get(path)
         if script is not None and entry is not None and entry.role not in PRODUCT_ROLES:
             return "script", Reason("role.script", script)
+        sole = self.sole.get(path)
+        if sole is not None and entry is not None and entry.role not in PRODUCT_ROLES:
+            return "script", Reason("role.sole-code", sole)
         importer = self.imported.get(path)
         if importer is not None and entry is not None and entry.role in SUPPORTING_ROLES:
             by_folder = self._folder_role(path)
