@@ -39,3 +39,33 @@ def test_a_test_named_entry_point_that_gives_pytest_nothing_is_a_script(tmp_path
         ("mae/engine_test.py", 5, 31, "major", "library", ("role.imported",)),
         ("main_test.py", 7, 35, "major", "script", ("role.script",)),
     ]
+
+
+HELPER_FILES = {
+    "test.py": (
+        "import torch\nfrom utils.common import merge_config\n\n"
+        'if __name__ == "__main__":\n    args = merge_config()\n    torch.distributed.init_process_group(backend="nccl")\n'
+    ),
+    "utils/__init__.py": "",
+    "utils/common.py": "import argparse\n\n\ndef merge_config():\n    return argparse.ArgumentParser().parse_args()\n",
+}
+
+
+def helper_rows(root: Path, files: dict[str, str]) -> set[tuple[str, str, str]]:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+    return {(f.path, f.severity, f.role) for f in result.findings if f.rule == "DI001"}
+
+
+def test_a_test_py_whose_helper_parses_its_command_line_is_a_script(tmp_path: Path) -> None:
+    """Audit AN (Ultra-Fast-Lane-Detection): `test.py` is the README's evaluation command;
+    its arguments come from `merge_config()` in a project module that imports argparse."""
+    assert helper_rows(tmp_path, HELPER_FILES) == {("test.py", "major", "script")}
+
+
+def test_a_test_py_without_a_main_block_stays_a_test(tmp_path: Path) -> None:
+    """Adversarial: the same import in a file that does not run as a program."""
+    files = {**HELPER_FILES, "test.py": HELPER_FILES["test.py"].replace('if __name__ == "__main__":\n    ', "def check():\n    ")}
+    assert helper_rows(tmp_path, files) == {("test.py", "minor", "test")}

@@ -32,7 +32,7 @@ from tpucheck.analyze.reachability import import_resolver, imported_by, reachabi
 from tpucheck.analyze.submodule_code import submodules_apart
 from tpucheck.analyze.training_reach import untrained_modules
 from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
-from tpucheck.analyze.unbuilt import unbuilt_sources
+from tpucheck.analyze.unbuilt import folder_lister, unbuilt_sources
 from tpucheck.analyze.variants import VARIANT, variant_options
 from tpucheck.config.settings import ScanOptions, Settings, default_jobs
 from tpucheck.discover.first_party import first_party_packages
@@ -48,10 +48,12 @@ from tpucheck.gates.finish import Assembled, finish
 from tpucheck.judge.entrypoints import (
     LAUNCHERS,
     SHELL_COMMENT,
+    command_line_helper,
     dead_launch_lines,
     entry_point_paths,
     launched_paths,
     nested_projects,
+    sole_code,
     test_named_scripts,
 )
 from tpucheck.judge.place import Placement, place
@@ -403,7 +405,7 @@ def _compute_tree_facts(
     by_folder = Roles(judgement, entry_points)
     launched_files = launched_paths([f.path for f in found.files], read, lambda path: not by_folder.supporting(path))
     nested = nested_projects([f.path for f in found.files], lambda path: facts(path) if path in by_path else None, launched_files)
-    scripts = test_named_scripts(python, read, by_folder.named_only, judgement.guards)
+    scripts = test_named_scripts(python, read, by_folder.named_only, judgement.guards, command_line_helper(python, facts, judgement.guards.command_line_packages))
     imported_files = {
         path: importer
         for path, importer in imported_by(python, facts, lambda path: not by_folder.supporting(path) or path in launched_files or path in scripts).items()
@@ -438,7 +440,7 @@ def _compute_tree_facts(
     return TreeFacts(
         reach,
         entry_points,
-        {**older_versions(by_path, judgement), **dead_code(python, facts), **unbuilt_sources(python, facts, native, [f.path for f in found.files if "native" not in f.kinds], read, _lister(root))},
+        {**older_versions(by_path, judgement), **dead_code(python, facts), **unbuilt_sources(python, facts, native, [f.path for f in found.files if "native" not in f.kinds], read, folder_lister(root))},
         workloads,
         options_off,
         apart,
@@ -454,28 +456,6 @@ def _compute_tree_facts(
         imported=imported,
         sole=sole,
     )
-
-
-def sole_code(python: Sequence[str], roles: Roles) -> dict[str, str]:
-    """When every Python file is supporting and some are examples, the examples are what
-    the project ships (blind set 43: ChatLaw's only code is `demo/web.py`, its model's web
-    demo): path -> the evidence. Tests and docs stay supporting."""
-    if not python or any(not roles.supporting(p) for p in python):
-        return {}
-    examples = [p for p in python if roles.role_of(p) == "example"]
-    return {p: f"{p}: the project holds no Python but examples, tests and docs, so its examples are what it ships" for p in sorted(examples)}
-
-
-def _lister(root: str) -> Callable[[str], list[str]]:
-    """The names in a folder of the tree on disk (a build file discovery leaves out)."""
-
-    def listing(folder: str) -> list[str]:
-        try:
-            return sorted(os.listdir(os.path.join(root, folder)))
-        except OSError:
-            return []
-
-    return listing
 
 
 _PASSED_FLAG = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*)")

@@ -13,6 +13,7 @@ naming convention decides, as before.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from tpucheck.analyze.packages import build_paths
 from tpucheck.findings import ImportFacts, Reason
 
-__all__ = ["UNBUILT", "unbuilt_sources"]
+__all__ = ["UNBUILT", "folder_lister", "unbuilt_sources"]
 
 UNBUILT = "set-aside.unbuilt-source"
 _LISTS_FILES = re.compile(r"\bglob\b|\blistdir\b|\biterdir\b|\bwalk\(|\bscandir\b")
@@ -98,3 +99,15 @@ def _near(source: str, build_file: str) -> bool:
     folder = build_file.rpartition("/")[0]
     rest = source[len(folder) + 1 :] if folder else source
     return (not folder or source.startswith(folder + "/")) and rest.count("/") <= 1
+
+
+def folder_lister(root: str) -> Callable[[str], list[str]]:
+    """The names in a folder of the tree on disk (a build file discovery leaves out)."""
+
+    def listing(folder: str) -> list[str]:
+        try:
+            return sorted(os.listdir(os.path.join(root, folder)))
+        except OSError:
+            return []
+
+    return listing

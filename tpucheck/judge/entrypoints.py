@@ -14,10 +14,12 @@ import configparser
 import posixpath
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from tpucheck.analyze.pyparse import last_name
+from tpucheck.analyze.reachability import import_resolver
 from tpucheck.findings import ImportFacts
+from tpucheck.judge.roles import Roles
 from tpucheck.ruleset.judgement import Guards
 
 if sys.version_info >= (3, 11):
@@ -25,7 +27,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["LAUNCHERS", "SHELL_COMMENT", "dead_launch_lines", "entry_point_paths", "launched_paths", "nested_projects", "test_named_scripts"]
+__all__ = ["LAUNCHERS", "SHELL_COMMENT", "command_line_helper", "dead_launch_lines", "entry_point_paths", "launched_paths", "nested_projects", "sole_code", "test_named_scripts"]
 
 _SCRIPT_GROUPS = ("console_scripts", "gui_scripts")
 
@@ -238,7 +240,13 @@ def _resolve(word: str, folder: str, known: frozenset[str], python: list[str]) -
 _SCRIPT_NAMES = ("test.py", "tests.py")
 
 
-def test_named_scripts(files: Iterable[str], read: Callable[[str], str | None], named_only: Callable[[str], bool], guards: Guards) -> dict[str, str]:
+def test_named_scripts(
+    files: Iterable[str],
+    read: Callable[[str], str | None],
+    named_only: Callable[[str], bool],
+    guards: Guards,
+    parses_for: Callable[[str], str | None] = lambda _path: None,
+) -> dict[str, str]:
     """Files named as tests that hold no test and read a command line: an ML project's
     evaluation or inference script (`python test.py --trained_model=...`, the README's
     command; `main_test.py`), product code; a kernel folder's bare `test.py` that reads none
@@ -248,7 +256,10 @@ def test_named_scripts(files: Iterable[str], read: Callable[[str], str | None], 
     has a `test*` function or `Test*` class at its top. Only where the name alone said test
     (`named_only`), never under `tests/`. The packages and calls are rules/judgement.yaml's
     (`guards.command_line_packages`, `test_frameworks`, `numerics_checks`). Path -> the
-    evidence."""
+    evidence. `parses_for(path)` names a project module the file imports that reads the
+    command line for it (`args, cfg = merge_config()` from `utils/common.py`, which imports
+    argparse: audit AN's Ultra-Fast-Lane-Detection `test.py`); it counts when the file has
+    a main block."""
     out: dict[str, str] = {}
     for path in sorted(files):
         collected = _collected_by_pytest(path)
@@ -264,9 +275,26 @@ def test_named_scripts(files: Iterable[str], read: Callable[[str], str | None], 
         # at its top (audit AG: mae_st's `main_test.py`, its test-stage entry point)
         if collected and any(_pytest_item(node) for node in tree.body):
             continue
-        if any(_reads_command_line(node, guards) for node in nodes) and not any(_is_test(node, guards) for node in nodes):
+        if any(_is_test(node, guards) for node in nodes):
+            continue
+        if any(_reads_command_line(node, guards) for node in nodes):
             out[path] = f"{path} reads a command line and defines no test (no TestCase, no pytest, unittest or numerics check): a script"
+        elif (helper := parses_for(path)) is not None and any(_main_block(node) for node in tree.body):
+            out[path] = f"{path} runs as a program and reads its command line through {helper}, and defines no test: a script"
     return out
+
+
+def _main_block(node: ast.stmt) -> bool:
+    """`if __name__ == "__main__":` at the module's top."""
+    test = node.test if isinstance(node, ast.If) else None
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.comparators) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
 
 
 def _pytest_item(node: ast.stmt) -> bool:
@@ -383,3 +411,32 @@ def _uses(module: str, packages: set[str], built: set[str]) -> bool:
     if module.partition(".")[0] in packages:
         return True
     return any(module == name or module.startswith(name + ".") for name in built)
+
+
+def command_line_helper(python: Sequence[str], facts: Callable[[str], ImportFacts | None], packages: frozenset[str]) -> Callable[[str], str | None]:
+    """For a file, the first project module it imports that imports a command-line package
+    (the helper that parses its arguments), or None."""
+    parsers = {p for p in python if (known := facts(p)) is not None and any(i.module.partition(".")[0] in packages for i in known.imports)}
+    if not parsers:
+        return lambda _path: None
+    resolve = import_resolver(python)
+
+    def helper(path: str) -> str | None:
+        known = facts(path)
+        for imp in known.imports if known is not None else ():
+            target = resolve(path, imp)
+            if target is not None and target != path and target in parsers:
+                return target
+        return None
+
+    return helper
+
+
+def sole_code(python: Sequence[str], roles: Roles) -> dict[str, str]:
+    """When every Python file is supporting and some are examples, the examples are what
+    the project ships (blind set 43: ChatLaw's only code is `demo/web.py`, its model's web
+    demo): path -> the evidence. Tests and docs stay supporting."""
+    if not python or any(not roles.supporting(p) for p in python):
+        return {}
+    examples = [p for p in python if roles.role_of(p) == "example"]
+    return {p: f"{p}: the project holds no Python but examples, tests and docs, so its examples are what it ships" for p in sorted(examples)}
