@@ -78,6 +78,9 @@ class NameUses(NamedTuple):
     """Names whose presence the module tests on a path that goes on."""
     loaded: frozenset[str]
     """Names the module reads anywhere (a call, an argument, a return)."""
+    type_only: frozenset[str] = frozenset()
+    """Names the module reads only as the class of an `isinstance`/`issubclass` check
+    (`isinstance(m, RoIPool)`): it never calls them."""
 
 
 def name_uses(source: str) -> NameUses:
@@ -93,6 +96,15 @@ def name_uses(source: str) -> NameUses:
         return NameUses(frozenset(), frozenset())
     tested: set[str] = set()
     loaded: set[str] = set()
+    reads: dict[str, int] = {}  # name -> how often the module reads it
+    checks: dict[str, int] = {}  # name -> how often as an isinstance/issubclass class
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            reads[node.id] = reads.get(node.id, 0) + 1
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
+            classes = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+            for name in (c.id for c in classes if isinstance(c, ast.Name)):
+                checks[name] = checks.get(name, 0) + 1
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
@@ -115,7 +127,7 @@ def name_uses(source: str) -> NameUses:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "callable" and node.args:
             _truth_names(node.args[0], tested)
         stack.extend(ast.iter_child_nodes(node))
-    return NameUses(frozenset(tested), frozenset(loaded))
+    return NameUses(frozenset(tested), frozenset(loaded), frozenset(n for n, count in checks.items() if reads.get(n) == count))
 
 
 def _truth_names(test: ast.expr, found: set[str]) -> None:

@@ -7,7 +7,7 @@ answers change the walk only here, through `enter`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -16,6 +16,7 @@ import libcst as cst
 from tpucheck.analyze.python import choices, conditions, counts, excepts, hostdata, options, testmarks
 from tpucheck.analyze.python.context import Guard, RoleMark
 from tpucheck.analyze.python.core import BaseWalker, Hit
+from tpucheck.analyze.python.flag_parameters import flag_parameters
 from tpucheck.analyze.python.scope import Scope, dotted, import_from_module, target_names
 from tpucheck.findings import PENDING
 from tpucheck.ruleset.model import Matcher
@@ -402,11 +403,22 @@ class StatementWalker(BaseWalker):
             if isinstance(alias.name, cst.Name):
                 qualified = f"{module}.{alias.name.value}"
                 named: set[str] = set()
+                bound = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else alias.name.value
                 for rule_matcher in self.index.imports.lookup(qualified):
                     taken = named if rule_matcher[1].each else seen  # `each`: per name, else per statement
                     if rule_matcher[0].id not in taken:
                         taken.add(rule_matcher[0].id)
-                        self.hit(rule_matcher, alias.name, detail=qualified)
+                        # `from mmcv.ops import RoIPool` read only in `isinstance(m, RoIPool)`
+                        # runs none of its kernels (audits AM and AO: SoftTeacher, qdtrack)
+                        typed = rule_matcher[1].each and self._type_only(bound)
+                        with self.enter(guard=Guard("guard.type-only", node) if typed else self.frame.guard):
+                            self.hit(rule_matcher, alias.name, detail=qualified)
+
+    def _type_only(self, name: str) -> bool:
+        """Whether the module reads `name` only as an isinstance/issubclass class."""
+        if self._uses is None:
+            self._uses = excepts.name_uses(self.source)
+        return name in self._uses.type_only
 
     # -- assignments ---------------------------------------------------------------------
 
@@ -537,54 +549,3 @@ def _defined_as(matcher: Matcher, node: cst.FunctionDef, class_bases: tuple[str,
         return False
     return not (matcher.not_static and any(isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod") for d in node.decorators))
 
-
-class _Calls(cst.CSTVisitor):
-    """The calls of module functions by name, outside any function or class body."""
-
-    def __init__(self, functions: set[str]) -> None:
-        self.functions = functions
-        self.found: dict[str, list[cst.Call]] = {}
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value in self.functions:
-            self.found.setdefault(node.func.value, []).append(node)
-
-
-def flag_parameters(module: cst.Module, is_flag: Callable[[cst.BaseExpression], bool]) -> set[str]:
-    """Parameters of module functions that every call at the module's level passes a CUDA
-    or package availability flag (`make(has_cuda)` called as
-    `make(torch.cuda.is_available())`): a test of one holds only where the flag does
-    (theseus's `CUDAExtension if has_cuda else CppExtension`, blind set 36)."""
-    functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
-    if not functions:
-        return set()
-    calls = _Calls(set(functions))
-    for statement in module.body:
-        if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            statement.visit(calls)
-    flags: set[str] = set()
-    for name, found in calls.found.items():
-        for index, param in enumerate(functions[name].params.params):
-            values = [_argument(call, index, param.name.value) for call in found]
-            if all(v is not None and is_flag(v) for v in values):
-                flags.add(param.name.value)
-    return flags
-
-
-def _argument(call: cst.Call, index: int, name: str) -> cst.BaseExpression | None:
-    """The value a call passes for a parameter (by position or keyword), or None."""
-    if any(a.star for a in call.args):
-        return None
-    positional = [a for a in call.args if a.keyword is None]
-    if index < len(positional):
-        return positional[index].value
-    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
