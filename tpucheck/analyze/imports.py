@@ -95,6 +95,9 @@ _IMPORT_BY_NAME = re.compile(r"\b(?:importlib\.)?import_module\(\s*['\"]([A-Za-z
 _REBIND = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(?!None\b)[A-Za-z_][\w.]*\s*\(")
 _PLACEHOLDER = re.compile(r"^([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*(?:None|object)(?:\s*,\s*(?:None|object))*\s*$")
 """A handler statement binding imported names to None or `object` (`A, b = None, None`)."""
+_REPORTS = re.compile(r"^(?:pass\b|print\s*\(|(?:warnings\.)?warn\s*\(|(?:logging|logger|log|_logger|LOGGER)\.\w+\s*\()")
+"""A statement that only reports (or does nothing): an except clause of only these puts
+nothing in the failed import's place."""
 _GIVES_UP = re.compile(r"^(?:raise\b|(?:sys\.)?exit\s*\(|quit\s*\()")
 """A handler statement that stops the module (`raise ImportError("install it")`,
 `sys.exit(1)`): the import is required, the handler only says so."""
@@ -136,6 +139,7 @@ def scan_imports(text: str, torch_versions: tuple[str, ...] = ()) -> list[Import
     pending_try: int | None = None
     pending_branch = False
     cuda_else: set[int] = set()  # indents of an `if not <CUDA query>:` whose `else` is the CUDA side
+    reports_only = False  # the except clause being read has only reported so far
     chains: dict[int, bool] = {}  # indent -> whether an if-chain's decided version test was taken
     dead: dict[int, str] = {}  # indent of a block no target torch enters -> "line\ttest\twhy"
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -173,7 +177,13 @@ def scan_imports(text: str, torch_versions: tuple[str, ...] = ()) -> list[Import
             del chains[closed]
         if handler is not None:
             if indent <= handler[0]:
+                if reports_only:  # `except ImportError: print("... not compiled")`: nothing in its place
+                    placeholders.append((handler[1], set(handler[2])))
                 handler = None
+            elif not _REPORTS.match(stripped):
+                reports_only = False
+            if handler is None:
+                pass
             elif ((rebound := _REBIND.match(stripped)) is not None and rebound.group(1) in handler[2]) or (
                 _GIVES_UP.match(stripped) is not None and blocks and blocks[-1] == (handler[0], "except")
             ):
@@ -196,6 +206,7 @@ def scan_imports(text: str, torch_versions: tuple[str, ...] = ()) -> list[Import
                 tries[indent] = ([], set())
             elif kind == "except" and indent in tries and ("ImportError" in stripped or "ModuleNotFoundError" in stripped or stripped.rstrip(":").strip() == "except"):
                 handler = (indent, *tries[indent])
+                reports_only = True
             blocks.append((indent, kind))
             continue
         chains.pop(indent, None)  # a statement at this indent ends an if-chain there
@@ -227,6 +238,8 @@ def scan_imports(text: str, torch_versions: tuple[str, ...] = ()) -> list[Import
         made = _targets(dots, base, names, plain, conditional=conditional, top=not blocks, guarded=guarded, branch=branch, cuda_test=tested)
         _in_try(tries, in_try, made, len(out), _bound_names(names, plain))
         out.extend(made)
+    if handler is not None and reports_only:
+        placeholders.append((handler[1], set(handler[2])))
     return _placeholders(out, placeholders, text)
 
 
