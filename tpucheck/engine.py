@@ -34,6 +34,7 @@ from tpucheck.analyze.training_reach import untrained_modules
 from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
 from tpucheck.analyze.unbuilt import folder_lister, unbuilt_sources
 from tpucheck.analyze.variants import VARIANT, variant_options
+from tpucheck.analyze.vendored import vendored_packages
 from tpucheck.config.settings import ScanOptions, Settings, default_jobs
 from tpucheck.discover.first_party import first_party_packages
 from tpucheck.discover.sourcetext import SourceTextError, decode
@@ -429,6 +430,10 @@ def _compute_tree_facts(
         reach = dataclasses.replace(reach, optional_files=reach.optional_files | frozenset(variants), evidence={**variants, **reach.evidence})
     workloads = {path: frozenset(fact.workloads) for path in python if not roles.supporting(path) and (fact := facts(path)) is not None and fact.workloads}
     apart = submodules_apart(parse_submodules(gitmodules), python, facts, native, read)
+    vendored = vendored_packages((f.path for f in found.files), judgement.vendored_packages, apart)
+    if vendored:  # its imports are the dependency again, priced by the package's rules
+        names = {name for name, _ in vendored.values()}
+        reach = dataclasses.replace(reach, own_packages={k: v for k, v in reach.own_packages.items() if k not in names})
     options_off = _options_off(python, facts)
     launched = _options_launched([f.path for f in found.files], read, options_off)
     options_off = {name: path for name, path in options_off.items() if name not in launched}
@@ -440,7 +445,7 @@ def _compute_tree_facts(
     return TreeFacts(
         reach,
         entry_points,
-        {**older_versions(by_path, judgement), **dead_code(python, facts), **unbuilt_sources(python, facts, native, [f.path for f in found.files if "native" not in f.kinds], read, folder_lister(root))},
+        {**older_versions(by_path, judgement), **{root: why for root, (_, why) in vendored.items()}, **dead_code(python, facts), **unbuilt_sources(python, facts, native, [f.path for f in found.files if "native" not in f.kinds], read, folder_lister(root))},
         workloads,
         options_off,
         apart,

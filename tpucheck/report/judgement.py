@@ -183,6 +183,7 @@ SET_ASIDE_LABELS = {
     "version.older": "older versions",
     "set-aside.dead-version": "code only an old torch imports",
     "set-aside.unbuilt-source": "CUDA sources no build compiles",
+    "set-aside.vendored-package": "vendored copies of published packages",
     "set-aside.test-performance": "tests' own speed",
     "set-aside.same-edit": "one edit with another finding",
     "set-aside.cuda-engine": "part of a CUDA-only engine's module",

@@ -245,6 +245,8 @@ class Judgement:
     binding_categories: frozenset[str] = frozenset()
     """Rule categories whose findings inside a kernel binding (an autograd Function calling
     the project's extension) are the kernel's own: set aside (analyze/bindings.py)."""
+    vendored_packages: frozenset[str] = frozenset()
+    """Published CUDA packages whose vendored source trees are priced by the product's imports."""
     vendored_copies: bool = False
     """Whether a package copied from another project (its modules import it by that
     project's name) has no entry points of its own (analyze/reachability.py)."""
@@ -353,6 +355,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         rationale["set-aside.kernel-binding"] = kernels["binding_why"]
     if "own_package_why" in kernels:
         rationale["set-aside.own-package"] = kernels["own_package_why"]
+    if "vendored_why" in kernels:
+        rationale["set-aside.vendored-package"] = kernels["vendored_why"]
     if "twin_package_why" in kernels:
         rationale["alternative.twin-package"] = kernels["twin_package_why"]
     if "deploy_why" in raw.get("cuda_engines", {}):
@@ -443,6 +447,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         version_overlap=float(versions.get("overlap", 0.3)),
         training_markers=tuple(raw.get("workloads", {}).get("training", ())),
         binding_categories=frozenset(kernels.get("binding_categories", ())),
+        vendored_packages=frozenset(kernels.get("vendored_packages", ())),
         vendored_copies="vendored_copies" in raw,
         scoring=scoring,
         rationale=rationale,

@@ -1,0 +1,50 @@
+"""A vendored copy of a published CUDA package (its own setup.py and package folder:
+VisionLLM's mmcv, blind set 44) is the package: its kernels are set aside, and the
+product's imports of it are priced by the package's rules, as with the package installed.
+Look-alikes keep their kernels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tpucheck.engine import ScanOptions, scan
+from tpucheck.ruleset import load_ruleset
+
+RULESET = load_ruleset()
+
+KERNEL = "__global__ void roi_align_forward(float *out) { out[0] = 0; }\n"
+SETUP = "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\nsetup(name='{name}', ext_modules=[CUDAExtension('{name}._ext', ['{name}/ops/csrc/roi_align_cuda.cu'])])\n"
+MODEL = "import torch\nfrom {name}.ops import RoIAlign\n\n\ndef head(x, rois):\n    return RoIAlign((7, 7))(x, rois)\n"
+
+
+def rows(root: Path, name: str, folder: str) -> tuple[set[tuple[str, str]], set[tuple[str, str, str]]]:
+    files = {
+        f"{folder}/setup.py": SETUP.format(name=name),
+        f"{folder}/{name}/__init__.py": "",
+        f"{folder}/{name}/ops/__init__.py": f"from {name}.ops.roi_align import RoIAlign\n",
+        f"{folder}/{name}/ops/roi_align.py": f"import torch\nfrom {name} import _ext\n\n\nclass RoIAlign(torch.nn.Module):\n    def forward(self, x, rois):\n        return _ext.roi_align(x, rois)\n",
+        f"{folder}/{name}/ops/csrc/roi_align_cuda.cu": KERNEL,
+        "model/__init__.py": "",
+        "model/head.py": MODEL.format(name=name),
+    }
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
+    result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+    kept = {(f.rule, f.path) for f in result.findings if f.rule in ("CK003", "DEP036")}
+    aside = {(f.rule, f.path, f.because[-1].rule) for f in result.set_aside if f.rule in ("CK003", "DEP036")}
+    return kept, aside
+
+
+def test_a_vendored_mmcv_is_priced_by_the_products_imports(tmp_path: Path) -> None:
+    kept, aside = rows(tmp_path, "mmcv", "third_party/mmcv")
+    assert ("DEP036", "model/head.py") in kept
+    assert ("CK003", "third_party/mmcv/mmcv/ops/csrc/roi_align_cuda.cu", "set-aside.vendored-package") in aside
+    assert not any(rule == "CK003" for rule, _ in kept)
+
+
+def test_the_projects_own_kernel_package_keeps_its_kernels(tmp_path: Path) -> None:
+    """Adversarial: a package of the project's own, under a name no rule prices."""
+    kept, aside = rows(tmp_path, "detops", "third_party/detops")
+    assert ("CK003", "third_party/detops/detops/ops/csrc/roi_align_cuda.cu") in kept
+    assert not any(reason == "set-aside.vendored-package" for _, _, reason in aside)
