@@ -614,6 +614,11 @@ def test_a_project_of_its_own_that_the_product_neither_imports_nor_runs_is_apart
         "vendor/utils.py": cuda,
         "main/utils.py": "",
         "main/train.py": "import utils\n",
+        # audit AO (MOTR), blind set 45 (SOLQ): the ops folder imported by its path from the top
+        "models/__init__.py": "",
+        "models/transformer.py": "from models.ops.modules import MSDeformAttn\n",
+        "models/ops/setup.py": 'from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\nsetup(ext_modules=[CUDAExtension("MSDA", ["src/msda.cu"])])\n',
+        "models/ops/modules/__init__.py": "import torch\nx = torch.zeros(2).cuda()\n",
     }
     write_tree(tmp_path, files)
     result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
@@ -622,6 +627,7 @@ def test_a_project_of_its_own_that_the_product_neither_imports_nor_runs_is_apart
         ("evalkit/run_eval.py", "library", None),
         ("kernels/src/kernels_pkg/ops.py", "library", None),
         ("main/ops/functions/attn.py", "library", None),
+        ("models/ops/modules/__init__.py", "library", None),
         ("pointnet2/point_ops.py", "library", None),
         ("tools/render/render_pkg/raster.py", "experimental", "role.nested-project"),
         ("vendor/utils.py", "experimental", "role.nested-project"),
