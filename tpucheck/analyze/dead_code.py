@@ -12,9 +12,9 @@ so the sources of its extension go with it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 
-from tpucheck.analyze.import_graph import ImportGraph, module_name
+from tpucheck.analyze.import_graph import ImportGraph, edge_closure, module_name
 from tpucheck.findings import ImportFacts, Reason
 
 __all__ = ["DEAD_VERSION", "dead_code"]
@@ -44,12 +44,12 @@ def dead_code(python: Sequence[str], facts: Callable[[str], ImportFacts | None])
                 line, _, rest = imp.dead.partition("\t")
                 test, _, false = rest.partition("\t")
                 seeds.setdefault(graph.modules[target], f"{test} at {path}:{line} ({false})")
-    reached = _closure(seeds, live)
+    reached = edge_closure(seeds, live)
     importers: dict[str, set[str]] = {}
     for path, found in live.items():
         for target in found:
             importers.setdefault(target, set()).add(path)
-    alive = _closure([p for p in reached if importers.get(p, set()) - reached], live) & reached
+    alive = edge_closure([p for p in reached if importers.get(p, set()) - reached], live) & reached
     dead = reached - alive
     if not dead:
         return {}
@@ -79,14 +79,3 @@ def _reason(path: str, seeds: dict[str, str], importers: dict[str, set[str]], de
 
 def _importers_of_seeds(seeds: dict[str, str]) -> set[str]:
     return {evidence.rpartition(" at ")[2].partition(":")[0] for evidence in seeds.values()}
-
-
-def _closure(starts: Iterable[str], edges: dict[str, set[str]]) -> set[str]:
-    seen = set(starts)
-    stack = sorted(seen)
-    while stack:
-        for found in edges.get(stack.pop(), ()):
-            if found not in seen:
-                seen.add(found)
-                stack.append(found)
-    return seen

@@ -4,7 +4,7 @@ Kept apart from the verdicts drawn on the graph (analyze/reachability.py, analyz
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from tpucheck.findings import Import, ImportFacts
 
@@ -121,4 +121,17 @@ def import_closure(
                 if found not in seen and keep(found):
                     seen.add(found)
                     stack.append(found)
+    return seen
+
+
+def edge_closure(starts: Iterable[str], edges: Mapping[str, Iterable[str]]) -> set[str]:
+    """What `starts` reach through edges already resolved (module -> the modules it
+    imports), the starts included."""
+    seen = set(starts)
+    stack = sorted(seen)
+    while stack:
+        for found in edges.get(stack.pop(), ()):
+            if found not in seen:
+                seen.add(found)
+                stack.append(found)
     return seen

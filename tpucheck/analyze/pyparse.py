@@ -22,3 +22,15 @@ def last_name(node: ast.AST) -> str:
     """The last part of a name or attribute chain (`logger.info` -> `info`, `gradcheck`
     -> `gradcheck`); "" for any other expression."""
     return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def is_main_test(test: ast.expr) -> bool:
+    """`__name__ == "__main__"`: the test of a module's main block."""
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.comparators) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )

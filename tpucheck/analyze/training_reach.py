@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from tpucheck.analyze.import_graph import ImportGraph, module_name
+from tpucheck.analyze.import_graph import ImportGraph, edge_closure, module_name
 from tpucheck.findings import ImportFacts
 
 __all__ = ["untrained_modules"]
@@ -58,7 +58,7 @@ def untrained_modules(
     imported = set().union(*edges.values()) if edges else set()
     roots = [p for p in paths if p not in imported]
 
-    reach = {root: _closure(root, edges) for root in roots}
+    reach = {root: edge_closure([root], edges) for root in roots}
     training_roots = [r for r in roots if reach[r] & trains]
     on_training = set().union(*(reach[r] for r in training_roots)) if training_roots else set()
     if any(_DYNAMIC.search(read(p) or "") for p in sorted(on_training)):
@@ -75,15 +75,3 @@ def untrained_modules(
             if path in imported and path not in kept:
                 out[path] = f"{out[path]}, `{root}`" if path in out and out[path].count("`") < 6 else out.get(path, f"`{root}`")
     return out
-
-
-def _closure(start: str, edges: dict[str, set[str]]) -> set[str]:
-    """What `start` reaches through the resolved edges, itself included."""
-    seen = {start}
-    stack = [start]
-    while stack:
-        for found in edges.get(stack.pop(), ()):
-            if found not in seen:
-                seen.add(found)
-                stack.append(found)
-    return seen

@@ -21,7 +21,7 @@ import ast
 from collections.abc import Callable, Iterable
 
 from tpucheck.analyze.import_graph import import_closure
-from tpucheck.analyze.pyparse import parse_or_none
+from tpucheck.analyze.pyparse import is_main_test, parse_or_none
 from tpucheck.findings import Import, ImportFacts, Reason
 
 __all__ = ["VARIANT", "variant_options"]
@@ -85,19 +85,8 @@ def _main_calls(tree: ast.Module | None) -> set[str]:
     """Names called bare in the module's `if __name__ == "__main__":` block."""
     calls: set[str] = set()
     for node in tree.body if tree is not None else ():
-        if isinstance(node, ast.If) and _is_main_test(node.test):
+        if isinstance(node, ast.If) and is_main_test(node.test):
             for inner in ast.walk(ast.Module(body=node.body, type_ignores=[])):
                 if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name):
                     calls.add(inner.func.id)
     return calls
-
-
-def _is_main_test(test: ast.expr) -> bool:
-    return (
-        isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == "__name__"
-        and len(test.comparators) == 1
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value == "__main__"
-    )

@@ -16,7 +16,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
-from tpucheck.analyze.pyparse import last_name
+from tpucheck.analyze.pyparse import is_main_test, last_name
 from tpucheck.analyze.reachability import import_resolver
 from tpucheck.findings import ImportFacts
 from tpucheck.judge.roles import Roles
@@ -286,15 +286,7 @@ def test_named_scripts(
 
 def _main_block(node: ast.stmt) -> bool:
     """`if __name__ == "__main__":` at the module's top."""
-    test = node.test if isinstance(node, ast.If) else None
-    return (
-        isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == "__name__"
-        and len(test.comparators) == 1
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value == "__main__"
-    )
+    return isinstance(node, ast.If) and is_main_test(node.test)
 
 
 def _pytest_item(node: ast.stmt) -> bool:
