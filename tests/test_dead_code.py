@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import write_tree
 
 from tpucheck.analyze.entry_json import result_from_json, result_to_json
 from tpucheck.analyze.imports import import_facts
@@ -54,9 +55,7 @@ def findings(root: Path, test: str, extra: dict[str, str] | None = None) -> tupl
         "train.py": "import torch\nfrom net.helper import BatchNorm\n\nif __name__ == '__main__':\n    print(BatchNorm)\n",
         **(extra or {}),
     }
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text, encoding="utf-8")
+    write_tree(root, files)
     result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
     kept = {(f.path, f.rule) for f in result.findings}
     aside = {(f.path, f.rule, f.because[-1].rule) for f in result.set_aside}

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import write_tree
+
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.ruleset import load_ruleset
 
@@ -27,9 +29,7 @@ if __name__ == "__main__":
 
 
 def roles(root: Path, files: dict[str, str]) -> tuple[set[tuple[str, str, str]], float]:
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text, encoding="utf-8")
+    write_tree(root, files)
     result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
     rows = {(f.path, f.role, f.because[0].rule if f.because else "") for f in result.findings if f.rule == "CA003"}
     return rows, result.to_dict()["summary"]["effort_hours"]["high"]

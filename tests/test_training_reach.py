@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import write_tree
+
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.ruleset import load_ruleset
 
@@ -56,9 +58,7 @@ if __name__ == "__main__":
 
 
 def rows(root: Path, files: dict[str, str]) -> set[tuple[str, int, str, str]]:
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text, encoding="utf-8")
+    write_tree(root, files)
     result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
     return {(f.path, f.span.line, f.severity, f.because[-1].rule if f.because else "") for f in result.findings if f.rule == "UO008"}
 
@@ -82,9 +82,7 @@ def test_the_reason_names_the_scripts(tmp_path: Path) -> None:
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text, encoding="utf-8")
+    write_tree(root, files)
     return root
 
 

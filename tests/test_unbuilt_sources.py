@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import write_tree
+
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.ruleset import load_ruleset
 
@@ -26,9 +28,7 @@ def kernel_rows(root: Path, extra: dict[str, str] | None = None) -> tuple[set[tu
         "infer.py": USER,
         **(extra or {}),
     }
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text, encoding="utf-8")
+    write_tree(root, files)
     result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
     kept = {(f.path, f.rule) for f in result.findings if f.rule == "CK003"}
     aside = {(f.path, f.rule, f.because[-1].rule) for f in result.set_aside if f.rule == "CK003"}

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import write_tree
+
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.ruleset import load_ruleset
 
@@ -15,9 +17,7 @@ TRAIN = "import torch\n\n\ndef step(model, x):\n    return model(x)\n"
 
 
 def manifest_rows(root: Path, files: dict[str, str]) -> set[tuple[str, int, str, str]]:
-    for path, text in {"requirements.txt": "numpy==1.26\ncupy-cuda12x==13.2.0\n", "train.py": TRAIN, **files}.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text, encoding="utf-8")
+    write_tree(root, {"requirements.txt": "numpy==1.26\ncupy-cuda12x==13.2.0\n", "train.py": TRAIN, **files})
     result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
     return {(f.path, f.span.line, f.severity, f.because[-1].rule if f.because else "") for f in result.findings if f.rule == "DEP013"}
 

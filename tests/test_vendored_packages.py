@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import write_tree
+
 from tpucheck.engine import ScanOptions, scan
 from tpucheck.ruleset import load_ruleset
 
@@ -27,9 +29,7 @@ def rows(root: Path, name: str, folder: str) -> tuple[set[tuple[str, str]], set[
         "model/__init__.py": "",
         "model/head.py": MODEL.format(name=name),
     }
-    for path, text in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text, encoding="utf-8")
+    write_tree(root, files)
     result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
     kept = {(f.rule, f.path) for f in result.findings if f.rule in ("CK003", "DEP036")}
     aside = {(f.rule, f.path, f.because[-1].rule) for f in result.set_aside if f.rule in ("CK003", "DEP036")}
