@@ -6,6 +6,9 @@ model calls it; its kernels read as fallback kept). Look-alikes keep their fallb
 from __future__ import annotations
 
 from tpucheck.analyze.imports import scan_imports
+from tpucheck.ruleset import load_ruleset
+
+REPORTS = load_ruleset().judgement.guards.quiet
 
 TRY = """\
 try:
@@ -20,7 +23,7 @@ def pool(x):
 
 
 def placeholder(handler: str, use: str = "return voxel_pooling(x)") -> bool:
-    found = [i for i in scan_imports(TRY.format(handler=handler, use=use)) if i.module == "pkg.ops.voxel_pooling.voxel_pooling"]
+    found = [i for i in scan_imports(TRY.format(handler=handler, use=use), (), REPORTS) if i.module == "pkg.ops.voxel_pooling.voxel_pooling"]
     assert len(found) == 1
     return found[0].placeholder
 

@@ -134,7 +134,8 @@ def analyze_file(
         markers = context.ruleset.judgement.training_markers
         queries = context.ruleset.judgement.guards.availability_calls
         versions = context.ruleset.judgement.guards.torch_versions
-        result.imports = import_facts(text, markers, queries, versions) if text is not None else facts_of_bytes(data, markers, queries, versions)
+        reports = context.ruleset.judgement.guards.quiet
+        result.imports = import_facts(text, markers, queries, versions, reports) if text is not None else facts_of_bytes(data, markers, queries, versions, reports)
     if cache is not None and key is not None:
         cache.store(key, result)
     return result
@@ -389,7 +390,7 @@ def _compute_tree_facts(
                 return hit.imports
         try:
             with open(source.abspath, "rb") as handle:
-                return facts_of_bytes(handle.read(), markers, judgement.guards.availability_calls, judgement.guards.torch_versions)
+                return facts_of_bytes(handle.read(), markers, judgement.guards.availability_calls, judgement.guards.torch_versions, judgement.guards.quiet)
         except OSError:
             return None
 

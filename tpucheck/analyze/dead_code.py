@@ -37,13 +37,15 @@ def dead_code(python: Sequence[str], facts: Callable[[str], ImportFacts | None])
         return found
 
     live = {p: targets(p, f, False) for p, f in known.items()}
-    seeds: dict[str, str] = {}
+    seeds: dict[str, str] = {}  # module a dead import names -> the test's evidence
+    deciders: set[str] = set()  # the modules holding those tests
     for path, fact in known.items():
         for imp in fact.dead:
             for target in graph.resolve(names[path], imp):
                 line, _, rest = imp.dead.partition("\t")
                 test, _, false = rest.partition("\t")
                 seeds.setdefault(graph.modules[target], f"{test} at {path}:{line} ({false})")
+                deciders.add(path)
     reached = edge_closure(seeds, live)
     importers: dict[str, set[str]] = {}
     for path, found in live.items():
@@ -56,12 +58,11 @@ def dead_code(python: Sequence[str], facts: Callable[[str], ImportFacts | None])
     why = {path: _reason(path, seeds, importers, dead) for path in sorted(dead)}
     out: dict[str, Reason] = dict(why)
     imported = set(importers)
-    decided = _importers_of_seeds(seeds)
     for path in sorted(dead):
         folder = path.rpartition("/")[0]
         best = ""
         while folder and all(p in dead or p not in imported for p in paths if p.startswith(folder + "/")) and not any(
-            importer.startswith(folder + "/") for importer in decided
+            decider.startswith(folder + "/") for decider in deciders
         ):
             best = folder
             folder = folder.rpartition("/")[0]
@@ -76,6 +77,3 @@ def _reason(path: str, seeds: dict[str, str], importers: dict[str, set[str]], de
         evidence = next((seeds[s] for s in sorted(seeds) if s in dead), "a version test no target passes")
     return Reason(DEAD_VERSION, f"imported only under {evidence}: no target torch runs it")
 
-
-def _importers_of_seeds(seeds: dict[str, str]) -> set[str]:
-    return {evidence.rpartition(" at ")[2].partition(":")[0] for evidence in seeds.values()}

@@ -46,6 +46,6 @@ def deploy_scripts(
         found |= more
         grew = bool(more)
     return {
-        m: Reason(ENGINE_DEPLOY, f"{modules[m]} drives a CUDA-only engine ({engines[modules[m]].evidence.split('`')[1]}) and only deployment scripts import it, if any: a deployment the port leaves behind")
+        m: Reason(ENGINE_DEPLOY, f"{modules[m]} drives a CUDA-only engine and only deployment scripts import it, if any: a deployment the port leaves behind ({engines[modules[m]].evidence})")
         for m in sorted(found)
     }

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import replace
+from fnmatch import fnmatchcase
 
 from tpucheck.analyze.checks import availability_checks
 from tpucheck.analyze.dispatch import jit_facts
@@ -30,14 +31,18 @@ _NAME = re.compile(r"[A-Za-z_][\w.]*")
 
 
 def import_facts(
-    text: str, training_markers: tuple[str, ...] = (), availability_calls: tuple[str, ...] = (), torch_versions: tuple[str, ...] = ()
+    text: str,
+    training_markers: tuple[str, ...] = (),
+    availability_calls: tuple[str, ...] = (),
+    torch_versions: tuple[str, ...] = (),
+    quiet_calls: tuple[str, ...] = (),
 ) -> ImportFacts:
     workloads: tuple[str, ...] = ()
     if "torch" in text:
         workloads = ("training", "inference") if any(marker in text for marker in training_markers) else ("inference",)
     jit_builds, jit_loaders = jit_facts(text)
     builds = tuple(extension_builds(text)) if "Extension" in text else ()
-    found = scan_imports(text, torch_versions)
+    found = scan_imports(text, torch_versions, quiet_calls)
     live = tuple(i for i in found if not i.dead)
     dead = tuple(i for i in found if i.dead)
     return ImportFacts(live, builds, workloads, declared_options(text), jit_builds, jit_loaders, availability_checks(text, availability_calls), dead)
@@ -64,7 +69,11 @@ def declared_options(text: str) -> tuple[tuple[str, bool], ...]:
 
 
 def facts_of_bytes(
-    data: bytes, training_markers: tuple[str, ...] = (), availability_calls: tuple[str, ...] = (), torch_versions: tuple[str, ...] = ()
+    data: bytes,
+    training_markers: tuple[str, ...] = (),
+    availability_calls: tuple[str, ...] = (),
+    torch_versions: tuple[str, ...] = (),
+    quiet_calls: tuple[str, ...] = (),
 ) -> ImportFacts:
     """The facts of a file's bytes: decoded as the analysis decodes Python, or, where that
     fails (a bad encoding, a NUL byte), as UTF-8 with replacement: the graph reads what it can."""
@@ -72,7 +81,7 @@ def facts_of_bytes(
         text = decode(data, python=True)
     except SourceTextError:
         text = data.decode("utf-8", "replace")
-    return import_facts(text, training_markers, availability_calls, torch_versions)
+    return import_facts(text, training_markers, availability_calls, torch_versions, quiet_calls)
 
 
 _BLOCK = re.compile(r"^(async[ \t]+def|def|class|try|except|if|elif|else|for|while|with|async[ \t]+with|async[ \t]+for|finally|match|case)\b")
@@ -95,12 +104,27 @@ _IMPORT_BY_NAME = re.compile(r"\b(?:importlib\.)?import_module\(\s*['\"]([A-Za-z
 _REBIND = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(?!None\b)[A-Za-z_][\w.]*\s*\(")
 _PLACEHOLDER = re.compile(r"^([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*(?:None|object)(?:\s*,\s*(?:None|object))*\s*$")
 """A handler statement binding imported names to None or `object` (`A, b = None, None`)."""
-_REPORTS = re.compile(r"^(?:pass\b|print\s*\(|(?:warnings\.)?warn\s*\(|(?:logging|logger|log|_logger|LOGGER)\.\w+\s*\()")
-"""A statement that only reports (or does nothing): an except clause of only these puts
-nothing in the failed import's place."""
+
 _GIVES_UP = re.compile(r"^(?:raise\b|(?:sys\.)?exit\s*\(|quit\s*\()")
 """A handler statement that stops the module (`raise ImportError("install it")`,
 `sys.exit(1)`): the import is required, the handler only says so."""
+
+
+_CALLEE = re.compile(r"^([A-Za-z_][\w.]*)\s*\(")
+
+
+def _reports(statement: str, quiet: tuple[str, ...]) -> bool:
+    """A statement that only reports or does nothing: `pass`, or a call `guards.quiet_calls`
+    names (`print`, `logging.*`), or of one of `guards.quiet_methods` (given as `.warning`:
+    `logger.warning(...)`). An except clause of only these puts nothing in the failed
+    import's place, as the Python analyzer reads it (excepts.quiet_call)."""
+    if statement == "pass" or statement.startswith("pass "):
+        return True
+    found = _CALLEE.match(statement)
+    if found is None:
+        return False
+    callee = found.group(1)
+    return any(callee.endswith(p) and "." in callee if p.startswith(".") else fnmatchcase(callee, p) for p in quiet)
 
 
 def _bound_names(names: str | None, plain: str | None) -> set[str]:
@@ -117,7 +141,7 @@ def _bound_names(names: str | None, plain: str | None) -> set[str]:
     return bound
 
 
-def scan_imports(text: str, torch_versions: tuple[str, ...] = ()) -> list[Import]:
+def scan_imports(text: str, torch_versions: tuple[str, ...] = (), quiet_calls: tuple[str, ...] = ()) -> list[Import]:
     """Every `import` statement's targets; `from m import a, b` gives `m.a`, `m.b` (a
     name that is not a module falls back to `m` when resolved).
 
@@ -180,7 +204,7 @@ def scan_imports(text: str, torch_versions: tuple[str, ...] = ()) -> list[Import
                 if reports_only:  # `except ImportError: print("... not compiled")`: nothing in its place
                     placeholders.append((handler[1], set(handler[2])))
                 handler = None
-            elif not _REPORTS.match(stripped):
+            elif not _reports(stripped, quiet_calls):
                 reports_only = False
             if handler is None:
                 pass

@@ -109,7 +109,7 @@ def reachability(
 
     def facts(path: str) -> ImportFacts | None:
         text = read(path)
-        return None if text is None else import_facts(text, (), judgement.guards.availability_calls, judgement.guards.torch_versions)
+        return None if text is None else import_facts(text, (), judgement.guards.availability_calls, judgement.guards.torch_versions, judgement.guards.quiet)
 
     return reachability_of(python_files, native_files, facts, supporting, judgement, read)
 

@@ -108,6 +108,12 @@ class Guards:
     torch_versions: tuple[str, ...] = ()
     """The torch releases the targets run: a version test false on them all marks dead code."""
 
+    @property
+    def quiet(self) -> tuple[str, ...]:
+        """`quiet_calls` and `quiet_methods` as one tuple for the line-based import scan,
+        methods as `.warning`: what an except clause may do and still put nothing in place."""
+        return (*self.quiet_calls, *(f".{m}" for m in sorted(self.quiet_methods)))
+
 
 @dataclass(frozen=True, slots=True)
 class Scoring:

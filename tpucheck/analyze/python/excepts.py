@@ -98,25 +98,24 @@ def name_uses(source: str) -> NameUses:
     loaded: set[str] = set()
     reads: dict[str, int] = {}  # name -> how often the module reads it
     checks: dict[str, int] = {}  # name -> how often as an isinstance/issubclass class
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            reads[node.id] = reads.get(node.id, 0) + 1
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
-            classes = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
-            for name in (c.id for c in classes if isinstance(c, ast.Name)):
-                checks[name] = checks.get(name, 0) + 1
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Load):
                 loaded.add(node.id)
+                reads[node.id] = reads.get(node.id, 0) + 1
             continue
         demand = node.test if isinstance(node, ast.Assert) or (isinstance(node, ast.If) and node.body and isinstance(node.body[0], ast.Raise)) else None
         if demand is not None:  # read, never tested
-            loaded.update(n.id for n in ast.walk(demand) if isinstance(n, ast.Name))
+            for inner in ast.walk(demand):
+                if isinstance(inner, ast.Name):
+                    loaded.add(inner.id)
+                    reads[inner.id] = reads.get(inner.id, 0) + 1
+                _count_checks(inner, checks)
             stack.extend(c for c in ast.iter_child_nodes(node) if c is not demand)
             continue
+        _count_checks(node, checks)
         if isinstance(node, (ast.If, ast.While, ast.IfExp)):
             _truth_names(node.test, tested)
         elif isinstance(node, ast.BoolOp):
@@ -128,6 +127,14 @@ def name_uses(source: str) -> NameUses:
             _truth_names(node.args[0], tested)
         stack.extend(ast.iter_child_nodes(node))
     return NameUses(frozenset(tested), frozenset(loaded), frozenset(n for n, count in checks.items() if reads.get(n) == count))
+
+
+def _count_checks(node: ast.AST, checks: dict[str, int]) -> None:
+    """Count the names an `isinstance`/`issubclass` call reads as its classes."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
+        classes = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+        for name in (c.id for c in classes if isinstance(c, ast.Name)):
+            checks[name] = checks.get(name, 0) + 1
 
 
 def _truth_names(test: ast.expr, found: set[str]) -> None:
