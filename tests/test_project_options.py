@@ -144,12 +144,110 @@ parser.add_argument("--keep", action="store_false")
 model(use_cache=False)
 """
     assert declared_options(text) == (
-        ("use_qlora", False),
-        ("trust_remote_code", True),
-        ("adapter", False),
-        ("use_liger", False),
-        ("fast", False),
-        ("keep", True),
-        ("USE_FLASH", False),
-        ("HAS_TRITON", True),
+        ("use_qlora", "False"),
+        ("trust_remote_code", "True"),
+        ("bits", "16"),
+        ("adapter", "None"),
+        ("use_liger", "False"),
+        ("fast", "False"),
+        ("keep", "True"),
+        ("fast", "False"),
+        ("USE_FLASH", "False"),
+        ("HAS_TRITON", "True"),
     )
+
+
+def test_declared_options_reads_literal_defaults_of_fields_and_arguments() -> None:
+    text = """\
+@dataclass
+class Args:
+    quant_type: str = field(default="nf4", metadata={})
+    loss: str = 'l1'  # or smooth_l1
+    lr: float = compute_lr()
+    scale: float = 0.5
+parser.add_argument("--bits", type=int, default=4, help="(4 or 8)")
+parser.add_argument('--mode', default='fast')
+parser.add_argument("--steps", default=steps_from_env())
+"""
+    assert declared_options(text) == (
+        ("quant_type", "'nf4'"),
+        ("loss", "'l1'"),
+        ("scale", "0.5"),
+        ("bits", "4"),
+        ("mode", "'fast'"),
+    )
+
+
+VALUE_ARGS = """\
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class TrainingArguments:
+        bits: int = field(
+            default=16,
+            metadata={"help": "How many bits to use."},
+        )
+        quant: str = "none"
+        precision: int = 4
+        twice: int = 16
+    """
+
+VALUE_OTHER = """\
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--twice", type=int, default=8)
+    """
+
+VALUE_MODEL = """\
+    from transformers import BitsAndBytesConfig
+
+    def load(training_args):
+        quant = None
+        if training_args.bits in [4, 8]:
+            quant = BitsAndBytesConfig(load_in_4bit=training_args.bits == 4)
+        if training_args.quant == "nf4":
+            quant = BitsAndBytesConfig(load_in_4bit=True)
+        if training_args.bits not in (16, 32):
+            quant = BitsAndBytesConfig(load_in_4bit=True)
+        if training_args.precision in [4, 8]:
+            quant = BitsAndBytesConfig(load_in_4bit=True)
+        if training_args.bits != 8:
+            quant = BitsAndBytesConfig(load_in_4bit=True)
+        if training_args.twice in [4, 8]:
+            quant = BitsAndBytesConfig(load_in_4bit=True)
+        if training_args.undeclared in [4, 8]:
+            quant = BitsAndBytesConfig(load_in_4bit=True)
+        if training_args.bits in [4, 8]:
+            pass
+        else:
+            quant = BitsAndBytesConfig(load_in_4bit=True)
+        return quant
+    """
+
+
+def test_a_setting_compared_with_values_its_default_fails_keeps_its_branch_optional(tmp_path: Path) -> None:
+    """Audit AM (NExT-GPT): `if training_args.bits in [4, 8]: BitsAndBytesConfig(...)` with
+    `bits` 16 by default in training_utils.py was a blocker; QLoRA is an option there."""
+    root = write_tree(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/args.py": VALUE_ARGS, "pkg/other.py": VALUE_OTHER, "pkg/model.py": VALUE_MODEL})
+    info = "a kernel or CUDA-only package with a working fallback: info"
+    assert rows(scanned(root)) == [
+        (6, "info", ("`training_args.bits in [4, 8]` at pkg/model.py:5; `bits` is 16 by default (pkg/args.py)", info)),
+        (8, "info", ("`training_args.quant == \"nf4\"` at pkg/model.py:7; `quant` is 'none' by default (pkg/args.py)", info)),
+        (10, "info", ("`training_args.bits not in (16, 32)` at pkg/model.py:9; `bits` is 16 by default (pkg/args.py)", info)),
+        # adversarial: the default is among the values, the test holds at the default,
+        # two declarations disagree, nobody declares it, the side the default takes
+        (12, "blocker", ()),
+        (14, "blocker", ()),
+        (16, "blocker", ()),
+        (18, "blocker", ()),
+        (22, "blocker", ()),
+    ]
+
+
+def test_a_value_a_launch_script_passes_is_the_product_path(tmp_path: Path) -> None:
+    root = write_tree(
+        tmp_path / "repo",
+        {"pkg/__init__.py": "", "pkg/args.py": VALUE_ARGS, "pkg/model.py": VALUE_MODEL, "scripts/qlora.sh": "python -m pkg.train --bits 4\n"},
+    )
+    assert [row[:2] for row in rows(scanned(root))][:3] == [(6, "blocker"), (8, "info"), (10, "blocker")]

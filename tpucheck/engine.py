@@ -16,7 +16,7 @@ import multiprocessing
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
@@ -435,9 +435,12 @@ def _compute_tree_facts(
     if vendored:  # its imports are the dependency again, priced by the package's rules
         names = {name for name, _ in vendored.values()}
         reach = dataclasses.replace(reach, own_packages={k: v for k, v in reach.own_packages.items() if k not in names})
+    others = [f.path for f in found.files if "native" not in f.kinds]
     options_off = _options_off(python, facts)
-    launched = _options_launched([f.path for f in found.files], read, options_off)
+    values = _option_values(python, facts)
+    launched = _options_launched([f.path for f in found.files], read, {*options_off, *values})
     options_off = {name: path for name, path in options_off.items() if name not in launched}
+    values = {name: value for name, value in values.items() if name not in launched}
     dead = dead_launch_lines([f.path for f in found.files], read)
     checks = _checks(python, facts)
     bindings = kernel_bindings(product_python, facts, read, frozenset(reach.built), judgement.frameworks) if judgement.binding_categories else {}
@@ -446,7 +449,7 @@ def _compute_tree_facts(
     return TreeFacts(
         reach,
         entry_points,
-        {**older_versions(by_path, judgement), **{root: why for root, (_, why) in vendored.items()}, **dead_code(python, facts), **unbuilt_sources(python, facts, native, [f.path for f in found.files if "native" not in f.kinds], read, folder_lister(root))},
+        {**older_versions(by_path, judgement), **{root: why for root, (_, why) in vendored.items()}, **dead_code(python, facts), **unbuilt_sources(python, facts, native, others, read, folder_lister(root))},
         workloads,
         options_off,
         apart,
@@ -461,13 +464,14 @@ def _compute_tree_facts(
         untrained=untrained,
         imported=imported,
         sole=sole,
+        option_values=values,
     )
 
 
 _PASSED_FLAG = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*)")
 
 
-def _options_launched(paths: Iterable[str], read: Callable[[str], str | None], options_off: dict[str, str]) -> dict[str, str]:
+def _options_launched(paths: Iterable[str], read: Callable[[str], str | None], options_off: Container[str]) -> dict[str, str]:
     """Settings off by default that the project's own launch scripts turn on (`--enable_
     deepspeed` in every shipped `scripts/*.sh`), each with the first script passing it: the
     way the product is run takes that branch, so it is the main path, not an option."""
@@ -500,10 +504,25 @@ def _options_off(python: Iterable[str], facts: Callable[[str], ImportFacts | Non
     first: dict[str, str] = {}
     for path in sorted(python):
         fact = facts(path)
-        for name, default_on in fact.options if fact is not None else ():
-            on[name] = on.get(name, False) or default_on
+        for name, default in fact.options if fact is not None else ():
+            on[name] = on.get(name, False) or default not in ("False", "None")
             first.setdefault(name, path)
     return {name: first[name] for name, default_on in sorted(on.items()) if not default_on}
+
+
+def _option_values(python: Iterable[str], facts: Callable[[str], ImportFacts | None]) -> dict[str, tuple[str, str]]:
+    """Settings the project declares with one literal default that is no flag (`bits: int
+    = 16`, `--loss default='l1'`), each with that default and the first file declaring it:
+    a test comparing one with literals (`if training_args.bits in [4, 8]:`) is decided at
+    the default. A name declared with two defaults settles nothing."""
+    defaults: dict[str, set[str]] = {}
+    first: dict[str, str] = {}
+    for path in sorted(python):
+        fact = facts(path)
+        for name, default in fact.options if fact is not None else ():
+            defaults.setdefault(name, set()).add(default)
+            first.setdefault(name, path)
+    return {name: (next(iter(found)), first[name]) for name, found in sorted(defaults.items()) if len(found) == 1 and not found & {"True", "False", "None"}}
 
 
 def assemble(
@@ -523,7 +542,7 @@ def assemble(
     rules = ruleset.by_id()
     roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files, tree.scripts, tree.sole)
     judged = ruleset.judgement
-    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained, tree.imported if tree.reach is not None else None)
+    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained, tree.imported if tree.reach is not None else None, tree.option_values)
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)

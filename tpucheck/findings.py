@@ -208,11 +208,11 @@ class ImportFacts:
     workloads: tuple[str, ...] = ()
     """What the module shows of the product's workloads: a model (it uses torch:
     inference), a training step (rules/judgement.yaml `workloads.training`)."""
-    options: tuple[tuple[str, bool], ...] = ()
-    """Boolean settings the module declares and whether each is on by default: a config
-    field (`use_qlora: bool = False`, `field(default=False)`), a `store_true` flag, a
-    module-level `USE_X = False`. The project's table of them settles tests of settings
-    that a module reads but does not declare."""
+    options: tuple[tuple[str, str], ...] = ()
+    """Settings the module declares, each with its default as literal code: a config field
+    (`use_qlora: bool = False`, `bits: int = field(default=16)`), a `store_true` flag or an
+    argparse option with a literal default, a module-level `USE_X = False`. The project's
+    table of them settles tests of settings that a module reads but does not declare."""
     jit_builds: tuple[JitBuild, ...] = ()
     jit_loaders: tuple[str, ...] = ()
     """Module-level functions that pass `cpp_extension.load` sources their callers give."""

@@ -46,7 +46,7 @@ def _facts_to_json(facts: ImportFacts) -> dict[str, Any]:
         "imports": [[i.level, i.module, i.conditional, i.top, i.guarded, i.branch, i.placeholder, i.cuda_test] for i in facts.imports],
         "builds": [[b.name, list(b.sources), b.package] for b in facts.builds],
         "workloads": list(facts.workloads),
-        "options": [[name, on] for name, on in facts.options],
+        "options": [[name, default] for name, default in facts.options],
         "jit_builds": [[b.callee, list(b.sources), b.guard, b.line, b.target, b.name, b.opt_in, b.twin] for b in facts.jit_builds],
         "jit_loaders": list(facts.jit_loaders),
         "checks": list(facts.checks),
@@ -73,8 +73,8 @@ def _facts_from_json(data: Any) -> ImportFacts | None:
         builds.append(Build(expect_str(name), tuple(expect_str(s) for s in expect_list(sources)), expect_str(package)))
     options = []
     for item in expect_list(data["options"]):
-        name, on = expect_list(item, length=2)
-        options.append((expect_str(name), expect_bool(on)))
+        name, default = expect_list(item, length=2)
+        options.append((expect_str(name), expect_str(default)))
     jit_builds = []
     for item in expect_list(data["jit_builds"]):
         callee, sources, guard, line, target, name, opt_in, twin = expect_list(item, length=8)

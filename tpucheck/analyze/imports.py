@@ -48,24 +48,34 @@ def import_facts(
     return ImportFacts(live, builds, workloads, declared_options(text), jit_builds, jit_loaders, availability_checks(text, availability_calls), dead)
 
 
-_FIELD = re.compile(r"^[ \t]+([A-Za-z_]\w*)[ \t]*:[^=\n]*=[ \t]*(?:field\(\s*default\s*=\s*)?(True|False|None)\b", re.MULTILINE)
+_DEFAULT = r"""(True|False|None|-?\d+(?:\.\d+)?|"[^"\n]*"|'[^'\n]*')"""
+_FIELD = re.compile(r"^[ \t]+([A-Za-z_]\w*)[ \t]*:[^=\n]*=[ \t]*(?:field\(\s*default\s*=\s*)?" + _DEFAULT + r"[ \t]*(?=[,)#\n]|$)", re.MULTILINE)
 _FLAG = re.compile(r"add_argument\(\s*(?:[\"'][^\"']*[\"']\s*,\s*)?[\"']--([\w-]+)[\"'][^)]*?\baction\s*=\s*[\"']store_(true|false)[\"']")
+_ARGUMENT = re.compile(r"add_argument\(\s*(?:[\"'][^\"']*[\"']\s*,\s*)?[\"']--([\w-]+)[\"'](?:(?!\baction\s*=)[^)])*?\bdefault\s*=\s*" + _DEFAULT + r"\s*[,)]")
 _CONSTANT = re.compile(r"^([A-Za-z_]\w*)[ \t]*=[ \t]*(True|False|None)[ \t]*(?:#.*)?$", re.MULTILINE)
 
 
-def declared_options(text: str) -> tuple[tuple[str, bool], ...]:
-    """The boolean settings a module declares, each with whether it is on by default, in
-    order: annotated fields of a config class (`use_qlora: bool = False`, also through
-    `field(default=...)`), argparse `store_true`/`store_false` flags, and module-level
-    `USE_X = False` constants. Line-based like the imports: a declaration the patterns miss
-    only leaves a test of it undecided, which keeps its findings at full weight."""
-    found: list[tuple[str, bool]] = []
+def declared_options(text: str) -> tuple[tuple[str, str], ...]:
+    """The settings a module declares, each with its default as literal code (`False`,
+    `16`, `'nf4'`), in order: annotated fields of a config class (`use_qlora: bool = False`,
+    `bits: int = 16`, also through `field(default=...)`), argparse `store_true`/`store_false`
+    flags and options with a literal `default=`, and module-level `USE_X = False`
+    constants. Line-based like the imports: a declaration the patterns miss only leaves a
+    test of it undecided, which keeps its findings at full weight."""
+    found: list[tuple[str, str]] = []
     if ":" in text:
-        found.extend((m.group(1), m.group(2) == "True") for m in _FIELD.finditer(text))
-    if "store_" in text:
-        found.extend((m.group(1).replace("-", "_"), m.group(2) == "false") for m in _FLAG.finditer(text))
-    found.extend((m.group(1), m.group(2) == "True") for m in _CONSTANT.finditer(text))
+        found.extend((m.group(1), _canonical(m.group(2))) for m in _FIELD.finditer(text))
+    if "add_argument" in text:
+        found.extend((m.group(1).replace("-", "_"), "True" if m.group(2) == "false" else "False") for m in _FLAG.finditer(text))
+        found.extend((m.group(1).replace("-", "_"), _canonical(m.group(2))) for m in _ARGUMENT.finditer(text))
+    found.extend((m.group(1), m.group(2)) for m in _CONSTANT.finditer(text))
     return tuple(found)
+
+
+def _canonical(code: str) -> str:
+    """A literal as `options.literal_code` writes it: strings by their repr, so `"nf4"`
+    and `'nf4'` are one default."""
+    return repr(code[1:-1]) if code[:1] in ("'", '"') else code
 
 
 def facts_of_bytes(

@@ -76,6 +76,10 @@ class TreeFacts:
     untrained: dict[str, str] = field(default_factory=dict)
     """Product modules that only scripts training nothing reach, each with those scripts
     (analyze/training_reach.py): what only a backward pass meets is not on their path."""
+    option_values: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Settings declared with one literal default that is no flag (`bits: int = 16`), each
+    with that default and the first file declaring it, and none a launch script passes:
+    a comparison of one with literals that fails at the default guards its side."""
 
     @property
     def trains(self) -> bool | None:
@@ -119,13 +123,14 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "untrained": [[path, why] for path, why in sorted(tree.untrained.items())],
         "imported": sorted(tree.imported),
         "sole": [[path, why] for path, why in sorted(tree.sole.items())],
+        "option_values": [[name, default, path] for name, (default, path) in sorted(tree.option_values.items())],
     }
 
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts", "untrained", "imported", "sole"}:
-        raise TypeError("tree facts must be an object with exactly their seventeen fields")
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts", "untrained", "imported", "sole", "option_values"}:
+        raise TypeError("tree facts must be an object with exactly their eighteen fields")
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
@@ -168,7 +173,16 @@ def tree_from_json(data: Any) -> TreeFacts:
         untrained=_pairs(data["untrained"]),
         imported=_strings(data["imported"]),
         sole=_pairs(data["sole"]),
+        option_values=_values(data["option_values"]),
     )
+
+
+def _values(data: Any) -> dict[str, tuple[str, str]]:
+    out: dict[str, tuple[str, str]] = {}
+    for item in expect_list(data):
+        name, default, path = expect_list(item, length=3)
+        out[expect_str(name)] = (expect_str(default), expect_str(path))
+    return out
 
 
 def _bindings(data: Any) -> dict[str, tuple[tuple[int, int, str, str], ...]]:

@@ -19,6 +19,7 @@ from tpucheck.analyze.variants import VARIANT
 from tpucheck.findings import PENDING, SEVERITIES, FileResult, Finding, RawMatch, Reason, fingerprints, suppression_key
 from tpucheck.judge.known_ops import KNOWN_OP, known_op
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES, Roles
+from tpucheck.judge.settings import compared_setting
 from tpucheck.ruleset.judgement import DROP_IN, KNOWN_CALL, Scoring
 from tpucheck.ruleset.model import Rule
 
@@ -67,6 +68,8 @@ class Placement:
     """Product modules only scripts that train nothing reach -> those scripts (TreeFacts.untrained)."""
     imported: frozenset[str] | None = None
     """Module names the product imports (TreeFacts.imported); None when the tree was not read."""
+    option_values: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Settings with one literal default that is no flag -> (default, where) (TreeFacts)."""
 
     def older_version(self, path: str) -> Reason | None:
         """Why the file is set aside whole: it, or a folder holding it, is an older version
@@ -309,6 +312,10 @@ def _settle_pending(match: RawMatch, placement: Placement, path: str) -> tuple[t
         declared = placement.options_off.get(name)
         if declared is not None:
             return (Reason("guard.option", f"{test.located(path).evidence}; `{name}` is off by default ({declared})"), *rest), True
+        compared = compared_setting(test.evidence)
+        value = placement.option_values.get(compared[0]) if compared is not None else None
+        if compared is not None and value is not None and not compared[1](value[0]):
+            return (Reason("guard.option", f"{test.located(path).evidence}; `{compared[0]}` is {value[0]} by default ({value[1]})"), *rest), True
     return rest, match.guarded
 
 

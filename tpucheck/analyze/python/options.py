@@ -61,6 +61,23 @@ def flag_name(test: cst.BaseExpression, *, turned_on: bool) -> str | None:
     return parts[-1] if parts is not None and len(parts) <= 3 else None
 
 
+def compares_setting(test: cst.BaseExpression) -> bool:
+    """`training_args.bits in [4, 8]`, `args.loss == "l1"`: a setting compared with
+    literals, which the project's declared default decides (judge/settings.py)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    comparison = test.comparisons[0]
+    parts = dotted(test.left)
+    values = _literals(comparison.comparator)
+    return (
+        parts is not None
+        and len(parts) <= 3
+        and values is not None
+        and "None" not in values
+        and isinstance(comparison.operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn))
+    )
+
+
 def plain_flag(test: cst.BaseExpression) -> bool:
     """A test of a setting, not of the machine: a name or attribute, negated, compared
     with literals, or several of those (`cfg.use_xformers`, `not args.fp32`, `mode == "fast"`)."""
