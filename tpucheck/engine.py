@@ -27,6 +27,7 @@ from tpucheck.analyze.cache import CacheStats, ResultCache
 from tpucheck.analyze.chosen import chosen_kernel_modules
 from tpucheck.analyze.cmake import is_cmake_file
 from tpucheck.analyze.dead_code import dead_code
+from tpucheck.analyze.headers import unincluded_headers
 from tpucheck.analyze.imports import facts_of_bytes, import_facts
 from tpucheck.analyze.reachability import import_resolver, imported_by, reachability_of
 from tpucheck.analyze.submodule_code import submodules_apart
@@ -449,7 +450,7 @@ def _compute_tree_facts(
     return TreeFacts(
         reach,
         entry_points,
-        {**older_versions(by_path, judgement), **{root: why for root, (_, why) in vendored.items()}, **dead_code(python, facts), **unbuilt_sources(python, facts, native, others, read, folder_lister(root))},
+        {**older_versions(by_path, judgement), **{root: why for root, (_, why) in vendored.items()}, **dead_code(python, facts), **unbuilt_sources(python, facts, native, others, read, folder_lister(root)), **unincluded_headers(native, others, python, read)},
         workloads,
         options_off,
         apart,
