@@ -141,6 +141,42 @@ def test_an_except_that_imports_the_same_package_or_raises_keeps_nothing_optiona
     ]
 
 
+def test_an_except_that_imports_the_other_packages_again_without_the_optional_one_is_a_fallback(tmp_path: Path) -> None:
+    """Audit AO (Otter in Multi-Modality-Arena): the try imports xformers and the model
+    classes built on it with a tokenizer from transformers; the handler takes the model
+    classes from transformers. transformers again is no "same package": xformers is left
+    out, which is the fallback. Adversarial: a try whose other import is the standard
+    library's, and a handler that imports every package the try did, keep nothing."""
+    code = """\
+        try:
+            import xformers.ops as xops
+            from transformers import LlamaTokenizer
+        except ImportError:
+            from transformers import LlamaForCausalLM, LlamaTokenizer
+            print("no xformers")
+
+        try:
+            import os
+            from flash_attn import flash_attn_func
+        except ImportError:
+            from flash_attn import flash_attn_varlen_func as flash_attn_func
+
+        try:
+            import xformers.ops as xo
+            from transformers import LlamaTokenizer
+        except ImportError:
+            import xformers as xo
+            from transformers import LlamaTokenizer
+        """
+    assert found(tmp_path, {"pkg/attention.py": code}, ("DEP002", "DEP003"), target="torchtpu") == [
+        ("DEP002", 10, 10, "blocker", False),
+        ("DEP002", 12, 10, "blocker", False),
+        ("DEP003", 2, 12, "info", True),
+        ("DEP003", 15, 12, "blocker", False),
+        ("DEP003", 18, 12, "blocker", False),
+    ]
+
+
 SETUP = """\
     from setuptools import setup
 

@@ -9,6 +9,7 @@ and what its body does, a test by what it asks."""
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterable, Sequence
 from fnmatch import fnmatchcase
 from typing import NamedTuple
@@ -151,12 +152,22 @@ def _truth_names(test: ast.expr, found: set[str]) -> None:
 
 def _reraises(statements: Sequence[cst.CSTNode], imported: frozenset[str]) -> bool:
     """A handler that raises, or imports a package the `try` imported under another name
-    (`from flash_attn import flash_attn_varlen_func as flash_attn_unpadded_func`)."""
+    (`from flash_attn import flash_attn_varlen_func as flash_attn_unpadded_func`), when
+    that leaves nothing the try imported out: `try: import xformers.ops; from transformers
+    import LlamaForCausalLM / except ImportError: from transformers import LlamaForCausalLM`
+    imports transformers again but does without xformers, which is the fallback (audit
+    AO: Otter in Multi-Modality-Arena). The standard library is never what fails."""
+    again: set[str] = set()
     for statement in statements:
         for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-            if isinstance(small, cst.Raise) or (isinstance(small, (cst.Import, cst.ImportFrom)) and top_packages([small]) & imported):
+            if isinstance(small, cst.Raise):
                 return True
-    return False
+            if isinstance(small, (cst.Import, cst.ImportFrom)):
+                again |= top_packages([small]) & imported
+    return bool(again) and not (imported - again - _STDLIB)
+
+
+_STDLIB = frozenset(sys.stdlib_module_names)
 
 
 def _broad_import_catch(handler: cst.ExceptHandler | cst.ExceptStarHandler, body: Sequence[cst.CSTNode], broad: frozenset[str], names: Names) -> bool:
