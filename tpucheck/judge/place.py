@@ -20,7 +20,7 @@ from tpucheck.findings import PENDING, SEVERITIES, FileResult, Finding, RawMatch
 from tpucheck.judge.known_ops import KNOWN_OP, known_op
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES, Roles
 from tpucheck.judge.settings import compared_setting
-from tpucheck.ruleset.judgement import DROP_IN, KNOWN_CALL, Scoring
+from tpucheck.ruleset.judgement import CONFIG_SWITCH, DROP_IN, KNOWN_CALL, Scoring
 from tpucheck.ruleset.model import Rule
 
 __all__ = ["Placed", "Placement", "place", "placed_severity"]
@@ -271,7 +271,11 @@ def _known_op(detail: str | None, scoring: Scoring) -> str | None:
 
 def _drop_in(match: RawMatch, rule: Rule, scoring: Scoring) -> Reason | None:
     """A CUDA-only package's module that has a drop-in PyTorch module (rules/judgement.yaml
-    `score.caps.drop_in`: `from apex import amp`): replaced by an edit."""
+    `score.caps.drop_in`: `from apex import amp`), or a configuration key whose value alone
+    picks the package (`score.caps.config_switch`: `distributed_type: DEEPSPEED`):
+    replaced by an edit."""
+    if match.detail and match.detail in scoring.config_switch.get(rule.id, ()):
+        return Reason(CONFIG_SWITCH, f"`{match.snippet or match.detail}` picks it in a launch config: switching the value is an edit, not a stack to port")
     globs = scoring.drop_in.get(rule.id)
     if not globs or not match.detail or not any(fnmatchcase(match.detail, glob) for glob in globs):
         return None

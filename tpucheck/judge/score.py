@@ -39,7 +39,7 @@ from tpucheck.judge.known_ops import KNOWN_OP
 from tpucheck.judge.place import OWN_EXTENSION, UNUSED_PACKAGE
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES
 from tpucheck.judge.shares import Share, command_of, keep_heaviest
-from tpucheck.ruleset.judgement import DROP_IN, KNOWN_CALL, Judgement, Scoring
+from tpucheck.ruleset.judgement import CONFIG_SWITCH, DROP_IN, KNOWN_CALL, Judgement, Scoring
 from tpucheck.ruleset.model import Rule
 
 PHASES = ("run", "mechanical", "validation", "fallback", "supporting", "optional", "performance")
@@ -292,9 +292,10 @@ class Model:
 
     def replaced_whole(self, finding: Finding) -> bool:
         """A kernel or a CUDA-only package to replace (grade D at best while it blocks),
-        unless its module has a drop-in PyTorch one (`cap.drop-in`) or a public function
-        computes its op already (`cap.known-call`): that is an edit."""
-        return finding.inventory in self.s.capped_inventories and not any(reason.rule in (DROP_IN, KNOWN_CALL) for reason in finding.because)
+        unless its module has a drop-in PyTorch one (`cap.drop-in`), a public function
+        computes its op already (`cap.known-call`) or a configuration value alone picks it
+        (`cap.config-switch`): that is an edit."""
+        return finding.inventory in self.s.capped_inventories and not any(reason.rule in (DROP_IN, KNOWN_CALL, CONFIG_SWITCH) for reason in finding.because)
 
     def capped(self, score: float, findings: Iterable[Finding]) -> float:
         """A grade never says "runs after mechanical edits" while a blocker stands on the

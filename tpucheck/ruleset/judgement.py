@@ -14,9 +14,11 @@ from typing import Any
 
 from tpucheck.ruleset.problems import Problems
 
-__all__ = ["DROP_IN", "KNOWN_CALL", "KNOWN_OP", "VENDORED_COPY", "Guards", "Judgement", "PathRole", "Scoring", "build_judgement"]
+__all__ = ["CONFIG_SWITCH", "DROP_IN", "KNOWN_CALL", "KNOWN_OP", "VENDORED_COPY", "Guards", "Judgement", "PathRole", "Scoring", "build_judgement"]
 
 DROP_IN = "cap.drop-in"
+CONFIG_SWITCH = "cap.config-switch"
+"""The reason a CUDA-only package picked by a configuration key alone weighs as an edit."""
 KNOWN_OP = "kernel.known-op"
 KNOWN_CALL = "cap.known-call"
 """The reason a CUDA-only package's module with a drop-in PyTorch module weighs as an edit."""
@@ -157,6 +159,9 @@ class Scoring:
     capped_inventories: frozenset[str] = frozenset()
     drop_in: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Rule id -> globs of imported modules with a drop-in PyTorch module: an edit, uncapped."""
+    config_switch: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Rule id -> configuration keys whose value alone picks the package (an Accelerate
+    config's `distributed_type: DEEPSPEED`): switching the value is an edit, uncapped."""
     """Blockers of these inventories (kernels, CUDA-only packages) cap the score at `kernel_cap`."""
     validation: dict[str, tuple[float, float]] = field(default_factory=dict)
     """Hours per workload to run the port once on the target and check its numerics."""
@@ -400,6 +405,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             blocker_cap=float(score_raw["caps"]["blocker"]),
             capped_inventories=frozenset(score_raw["caps"]["kernel_inventories"]),
             drop_in={rule: tuple(globs) for rule, globs in score_raw["caps"].get("drop_in", {}).get("modules", {}).items()},
+            config_switch={rule: tuple(keys) for rule, keys in score_raw["caps"].get("config_switch", {}).get("keys", {}).items()},
             validation={workload: _range(hours) for workload, hours in score_raw["validation"]["hours"].items()},
             validation_weight=float(score_raw["validation"]["weight"]),
             validation_share=float(score_raw["validation"].get("share", 0.0)),
@@ -429,6 +435,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             rationale["grade.core"] = score_raw["core"]["why"]
         if "drop_in" in score_raw["caps"]:
             rationale[DROP_IN] = score_raw["caps"]["drop_in"]["why"]
+        if "config_switch" in score_raw["caps"]:
+            rationale[CONFIG_SWITCH] = score_raw["caps"]["config_switch"]["why"]
         if "known_ops" in score_raw:
             rationale[KNOWN_OP] = score_raw["known_ops"]["why"]
             if "calls_why" in score_raw["known_ops"]:
