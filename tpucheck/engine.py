@@ -38,6 +38,7 @@ from tpucheck.analyze.variants import VARIANT, variant_options
 from tpucheck.analyze.vendored import vendored_packages
 from tpucheck.config.settings import ScanOptions, Settings, default_jobs
 from tpucheck.discover.first_party import first_party_packages
+from tpucheck.discover.readme import readme_text
 from tpucheck.discover.sourcetext import SourceTextError, decode
 from tpucheck.discover.submodules import gitmodules_text, parse_submodules
 from tpucheck.discover.walk import (
@@ -52,6 +53,7 @@ from tpucheck.judge.entrypoints import (
     SHELL_COMMENT,
     command_line_helper,
     dead_launch_lines,
+    documented_paths,
     entry_point_paths,
     launched_paths,
     nested_projects,
@@ -347,7 +349,8 @@ def _tree_facts(
     """The whole tree's facts, from the cache when every file's bytes are known and
     unchanged since they were computed (a rescan), else computed and kept there."""
     gitmodules = gitmodules_text(root) if os.path.isdir(root) else ""
-    key = cache.tree_key(((f.path, f.kinds) for f in found.files), gitmodules) if cache is not None and found is not None else None
+    readme = "\0".join(readme_text(root)) if os.path.isdir(root) else ""
+    key = cache.tree_key(((f.path, f.kinds) for f in found.files), gitmodules + "\0readme\0" + readme) if cache is not None and found is not None else None
     if key is not None and cache is not None:
         kept = cache.load_tree(key)
         if kept is not None:
@@ -407,6 +410,10 @@ def _compute_tree_facts(
     entry_points = entry_point_paths([f.path for f in found.files], read)
     by_folder = Roles(judgement, entry_points)
     launched_files = launched_paths([f.path for f in found.files], read, lambda path: not by_folder.supporting(path))
+    readme_name, readme = readme_text(root) if os.path.isdir(root) else ("", "")
+    for path, name in documented_paths(readme, readme_name, [f.path for f in found.files]).items():
+        if not by_folder.supporting(path) or by_folder.named_only(path):  # `examples/x.py` stays an example
+            launched_files.setdefault(path, name)
     nested = nested_projects([f.path for f in found.files], lambda path: facts(path) if path in by_path else None, launched_files)
     scripts = test_named_scripts(python, read, by_folder.named_only, judgement.guards, command_line_helper(python, facts, judgement.guards.command_line_packages))
     imported_files = {

@@ -27,7 +27,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["LAUNCHERS", "SHELL_COMMENT", "command_line_helper", "dead_launch_lines", "entry_point_paths", "launched_paths", "nested_projects", "sole_code", "test_named_scripts"]
+__all__ = ["LAUNCHERS", "SHELL_COMMENT", "command_line_helper", "dead_launch_lines", "documented_paths", "entry_point_paths", "launched_paths", "nested_projects", "sole_code", "test_named_scripts"]
 
 _SCRIPT_GROUPS = ("console_scripts", "gui_scripts")
 
@@ -150,6 +150,42 @@ def launched_paths(files: Iterable[str], read: Callable[[str], str | None], prod
                     continue
                 if target is not None and not _collected_by_pytest(target):
                     found.setdefault(target, launcher)
+    return found
+
+
+_FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n(.*?)^[ \t]*\1", re.MULTILINE | re.DOTALL)
+
+
+def documented_paths(readme: str, name: str, files: Iterable[str]) -> dict[str, str]:
+    """Python files the root README's code blocks run (`python hat/train.py -opt ...`,
+    `python -m torch.distributed.launch ... tools/train.py`), each with the README's name:
+    the documented way to run the product, so product code as a launch script's targets
+    are. Only fenced blocks are read (prose mentioning a file runs nothing); a path is
+    resolved from the root, or, when it has a folder (`cd code` first, then
+    `training/exp_runner.py`), as the unique file ending with it; a bare name is only the
+    root's: a README's `accelerate launch ./train.py` for a script the user writes is no
+    file of the tree (byol-pytorch). A file pytest collects stays a test."""
+    if not readme or ("```" not in readme and "~~~" not in readme):
+        return {}
+    paths = sorted(files)
+    python = [p for p in paths if p.endswith(".py")]
+    known = frozenset(python)
+    found: dict[str, str] = {}
+    for block in _FENCE.finditer(readme):
+        text = "\n".join(line.strip().removeprefix("$ ").removeprefix("> ") for line in block.group(2).splitlines())
+        for _, _, words, runner in _run_commands(text):
+            for index, word in enumerate(words[runner:], start=runner):
+                if word.endswith(".py") and "$" not in word:
+                    written = posixpath.normpath(word)
+                    # `cd code` then `training/exp_runner.py` (monosdf): a path with a
+                    # folder names its file; a bare name is only the root's
+                    target: str | None = _resolve(written, "", known, python) if "/" in written else written
+                elif word == "-m" and index + 1 < len(words):
+                    target = next(iter(_module_files("", words[index + 1], known)), None)
+                else:
+                    continue
+                if target in known and not _collected_by_pytest(target):
+                    found.setdefault(target, name)
     return found
 
 
