@@ -14,6 +14,7 @@ import gc
 import hashlib
 import multiprocessing
 import os
+import posixpath
 import re
 import sys
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
@@ -451,7 +452,8 @@ def _compute_tree_facts(
     values = {name: value for name, value in values.items() if name not in launched}
     dead = dead_launch_lines([f.path for f in found.files], read)
     checks = _checks(python, facts)
-    bindings = kernel_bindings(product_python, facts, read, frozenset(reach.built), judgement.frameworks) if judgement.binding_categories else {}
+    loaded = frozenset(f"{posixpath.basename(path)[: -len('.py')]}.{b.target}" for path in python if (fact := facts(path)) is not None for b in fact.jit_builds if b.target)
+    bindings = kernel_bindings(python, facts, read, frozenset(reach.built), judgement.frameworks, loaded) if judgement.binding_categories else {}
     untrained = untrained_modules(product_python, facts, read, set(launched_files) | entry_points)
     imported = frozenset(imp.module for path in product_python if (fact := facts(path)) is not None for imp in fact.imports if not imp.level)
     return TreeFacts(

@@ -33,17 +33,22 @@ def kernel_bindings(
     read: Callable[[str], str | None],
     extensions: frozenset[str],
     frameworks: frozenset[str] = frozenset(),
+    loaded: frozenset[str] = frozenset(),
 ) -> dict[str, tuple[Binding, ...]]:
     """Path -> the autograd Functions in it that call one of `extensions` (the extension
     modules the project's builds declare, by their last name; never a framework's own
-    module of that name, `from torch import _C`)."""
+    module of that name, `from torch import _C`) or one of `loaded` (`backend._backend`:
+    a module-level name a run-time build binds, `_backend = load(name=..., sources=[...])`
+    in backend.py, as another module imports it: monosdf's hash encoder, audit AQ)."""
     out: dict[str, tuple[Binding, ...]] = {}
     for path in sorted(product):
         known = facts(path)
         if known is None:
             continue
         calls = bool(extensions) and any(set(imp.module.split(".")[-2:]) & extensions for imp in known.imports)
-        launches = any(imp.module == "triton" or imp.module.startswith("triton.") for imp in known.imports)
+        calls = calls or any(".".join(imp.module.split(".")[-2:]) in loaded for imp in known.imports)
+        # `triton`, or a fork under its own name (`import triton_pre_mlir as triton`: MPT)
+        launches = any(imp.module.partition(".")[0].startswith("triton") for imp in known.imports)
         if not calls and not launches:
             continue
         tree = parse_or_none(read(path) or "")
@@ -51,7 +56,7 @@ def kernel_bindings(
             continue
         found: list[Binding] = []
         if calls:
-            local = extension_names(tree, extensions, frameworks)
+            local = extension_names(tree, extensions, frameworks, loaded)
             for node in ast.walk(tree):
                 if isinstance(node, ast.ClassDef) and any(_is_function(base) for base in node.bases):
                     used = next((local[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in local), None)
@@ -99,9 +104,10 @@ def _is_function(base: ast.expr) -> bool:
     return (isinstance(base, ast.Name) and base.id == "Function") or (isinstance(base, ast.Attribute) and base.attr == "Function")
 
 
-def extension_names(tree: ast.Module, extensions: frozenset[str], frameworks: frozenset[str]) -> dict[str, str]:
+def extension_names(tree: ast.Module, extensions: frozenset[str], frameworks: frozenset[str], loaded: frozenset[str] = frozenset()) -> dict[str, str]:
     """Local names bound to an extension (`import pointops_cuda`, `from . import
-    pointops_cuda as ops`, `from lib import _ext`) -> the extension."""
+    pointops_cuda as ops`, `from lib import _ext`, `from .backend import _backend` with
+    `backend._backend` in `loaded`) -> the extension."""
     local: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -112,7 +118,7 @@ def extension_names(tree: ast.Module, extensions: frozenset[str], frameworks: fr
         elif isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").partition(".")[0] not in frameworks):
             module_last = (node.module or "").rpartition(".")[2]
             for alias in node.names:
-                if alias.name in extensions:
+                if alias.name in extensions or f"{module_last}.{alias.name}" in loaded:
                     local[alias.asname or alias.name] = alias.name
                 elif module_last in extensions:
                     local[alias.asname or alias.name] = module_last
