@@ -44,3 +44,18 @@ def test_an_import_only_in_tests_does_not_count(tmp_path: Path) -> None:
     """The product imports nothing of it; a test's import is the test's."""
     rows = manifest_rows(tmp_path, {"tests/test_gpu.py": "import cupy\n\ndef test_x():\n    assert cupy\n"})
     assert ("requirements.txt", 2, "minor", "severity.unused-package") in rows
+
+
+def test_a_listed_package_every_import_of_which_keeps_a_fallback_is_an_entry_to_drop(tmp_path: Path) -> None:
+    """Audit AQ (Bunny lists flash_attn in pyproject.toml; every import of it is under a
+    `try` whose handler takes another path): dropping the line is the edit."""
+    uses = "import numpy as np\ntry:\n    import cupy as xp\nexcept ImportError:\n    xp = np\n\n\ndef to_array(x):\n    return xp.asarray(x)\n"
+    rows = manifest_rows(tmp_path, {"ops.py": uses})
+    assert ("requirements.txt", 2, "minor", "severity.unused-package") in rows
+
+
+def test_a_placeholder_import_still_needs_the_package(tmp_path: Path) -> None:
+    """Adversarial: the handler binds None and the code calls it anyway."""
+    uses = "try:\n    import cupy\nexcept ImportError:\n    cupy = None\n\n\ndef to_gpu(x):\n    return cupy.asarray(x)\n"
+    rows = manifest_rows(tmp_path, {"ops.py": uses})
+    assert ("requirements.txt", 2, "blocker", "") in rows

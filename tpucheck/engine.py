@@ -455,7 +455,9 @@ def _compute_tree_facts(
     loaded = frozenset(f"{posixpath.basename(path)[: -len('.py')]}.{b.target}" for path in python if (fact := facts(path)) is not None for b in fact.jit_builds if b.target)
     bindings = kernel_bindings(python, facts, read, frozenset(reach.built), judgement.frameworks, loaded) if judgement.binding_categories else {}
     untrained = untrained_modules(product_python, facts, read, set(launched_files) | entry_points)
-    imported = frozenset(imp.module for path in product_python if (fact := facts(path)) is not None for imp in fact.imports if not imp.level)
+    # what the product needs: an import with a fallback (`try: import flash_attn / except
+    # ImportError: ...` that the code tests) leaves the package optional
+    imported = frozenset(imp.module for path in product_python if (fact := facts(path)) is not None for imp in fact.imports if not imp.level and (not imp.guarded or imp.placeholder))
     return TreeFacts(
         reach,
         entry_points,

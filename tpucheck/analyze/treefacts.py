@@ -71,8 +71,10 @@ class TreeFacts:
     """Example files of a project whose Python is all examples, tests and docs -> the
     evidence: the examples are its product (judge/roles.py `sole`)."""
     imported: frozenset[str] = frozenset()
-    """Every module name the product's Python files import (any import, as written): a
-    package a manifest lists and no product module imports is an entry to drop."""
+    """Every module name the product's Python files import without a fallback (as
+    written; an import under a try or an if that picks a path does not count, unless its
+    handler only binds placeholders): a package a manifest lists and no product module
+    needs is an entry to drop."""
     untrained: dict[str, str] = field(default_factory=dict)
     """Product modules that only scripts training nothing reach, each with those scripts
     (analyze/training_reach.py): what only a backward pass meets is not on their path."""

@@ -362,8 +362,9 @@ def _guarded(severity: str, because: list[Reason], scoring: Scoring, rule_id: st
 
 
 def _unused_package(match: RawMatch, rule: Rule, imported: frozenset[str] | None) -> Reason | None:
-    """A CUDA-only package a manifest lists that no product module imports: dropping the
-    entry is the edit. Only for a rule whose uses are all imports (no launcher, config key
+    """A CUDA-only package a manifest lists that no product module imports, or imports only
+    with a fallback (audit AQ: Bunny's `flash_attn` in pyproject.toml, every import of it
+    under `try`): dropping the entry is the edit. Only for a rule whose uses are all imports (no launcher, config key
     or call matches it), so that a package run from the command line keeps its weight."""
     if not imported or rule.inventory != "package":
         return None  # the tree was not read, or the product imports nothing to judge by
@@ -373,7 +374,7 @@ def _unused_package(match: RawMatch, rule: Rule, imported: frozenset[str] | None
     names = [p for m in rule.matchers if m.kind == "import" for p in m.patterns]
     if any(module == name or module.startswith(name + ".") or fnmatchcase(module, name) for module in imported for name in names):
         return None
-    return Reason(UNUSED_PACKAGE, f"`{match.detail or rule.name}` is listed, and no product module imports it ({', '.join(names[:4])}): an entry to drop from the manifest")
+    return Reason(UNUSED_PACKAGE, f"`{match.detail or rule.name}` is listed, and no product module imports it without a fallback ({', '.join(names[:4])}): an entry to drop from the manifest")
 
 
 def _fallback(match: RawMatch, rule: Rule, result: FileResult, reach: Reachability | None) -> Reason | None:
