@@ -181,6 +181,22 @@ def inputs_on_host(names: Names, call: cst.Call) -> bool:
     return any(not _literal(value) for value in values) and all(on_host(names, value) for value in values)
 
 
+def first_input_on_host(names: Names, call: cst.Call) -> bool:
+    """The first positional input is host data, and no `device=` sends the result elsewhere:
+    `torch.kthvalue(scores.flatten().cpu(), n - self.k + 1)` runs on the host whatever its
+    other arguments are (audit AR: scene_graph_benchmark), since an op never mixes a host
+    tensor with a device one; the others are its settings."""
+    first: cst.BaseExpression | None = None
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value == "device":
+                return False
+            continue
+        if first is None and not arg.star:
+            first = arg.value
+    return first is not None and not isinstance(first, (cst.List, cst.Tuple)) and not _literal(first) and on_host(names, first)
+
+
 def _literal(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.UnaryOperation):
         return _literal(node.expression)

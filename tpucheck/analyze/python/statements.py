@@ -407,6 +407,8 @@ class StatementWalker(BaseWalker):
                 bound = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else alias.name.value
                 for rule_matcher in self.index.imports.lookup(qualified):
                     taken = named if rule_matcher[1].each else seen  # `each`: per name, else per statement
+                    if rule_matcher[1].each and any(fnmatchcase(qualified, p) for p in rule_matcher[1].exclude):
+                        continue  # a name of the package that is plain PyTorch (`mmcv.ops.point_sample`)
                     if rule_matcher[0].id not in taken:
                         taken.add(rule_matcher[0].id)
                         # `from mmcv.ops import RoIPool` read only in `isinstance(m, RoIPool)`

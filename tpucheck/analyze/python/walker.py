@@ -111,7 +111,7 @@ class Walker(StatementWalker):
             on_host: bool | None = None  # asked once, and only when a rule of such a category matches
             for rule_matcher in self.lookup(index.call, func, qualified):
                 if rule_matcher[0].category in index.host_categories:
-                    on_host = hostdata.inputs_on_host(self, node) if on_host is None else on_host
+                    on_host = (hostdata.inputs_on_host(self, node) or hostdata.first_input_on_host(self, node)) if on_host is None else on_host
                     if on_host:
                         continue
                 if args_hold(self, rule_matcher[1], node):
