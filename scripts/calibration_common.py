@@ -114,11 +114,14 @@ def scan(
     `--isolated` because a scanned repository's own pyproject.toml must not change how it
     is judged; `--no-cache` so a stale cache never hides a model change (`cache` keeps the
     analysis cache, whose keys hold the rules and the code: for re-judging quickly while
-    the judgement's constants change).
+    the judgement's constants change). `--no-gitignore` because a copy is the export of a
+    commit's tree, exactly the files git tracks, with no `.git`: in a clone git's index
+    exempts tracked files from `.gitignore`, and the copy must be scanned as the clone
+    would be (3detr commits `third_party/` and ignores it; found at blind set 52).
     """
     cmd = shlex.split(tpucheck) if tpucheck else [sys.executable, "-m", "tpucheck"]
     cmd += ["scan", str(path), "--format", "json", "-o", str(out_json)]
-    cmd += ["--isolated", "--quiet"] + ([] if cache else ["--no-cache"])
+    cmd += ["--isolated", "--quiet", "--no-gitignore"] + ([] if cache else ["--no-cache"])
     if target:
         cmd += ["--target", target]
     if jobs:
