@@ -250,3 +250,45 @@ def test_sources_named_through_a_variable_are_the_builds(tmp_path: Path) -> None
         ("CK002", "pkg/builder.py", 6, "info", DISPATCHED),
         ("CK003", "pkg/ops/blur.cu", 1, "info", DISPATCHED),
     ]
+
+
+MODULE_GATED = """\
+import os
+import platform
+
+import torch
+import torch.nn.functional as F
+from torch.utils.cpp_extension import load
+
+if platform.system() == "Linux" and torch.cuda.is_available():
+    here = os.path.dirname(__file__)
+    fused = load("fused", sources=[os.path.join(here, "fused.cpp"), os.path.join(here, "fused_kernel.cu")])
+
+
+def fused_relu(x, bias):
+    if platform.system() == "Linux" and torch.cuda.is_available() and x.device.type != "cpu":
+        return fused.fused_bias_act(x, bias)
+    else:
+        return F.leaky_relu(x + bias, 0.2)
+"""
+
+
+def test_a_module_level_build_under_a_cuda_test_with_a_dispatching_caller_keeps_a_fallback() -> None:
+    """Blind set 51 (GPEN's StyleGAN2 ops): the build at the module's top runs only with
+    CUDA, and the op's function picks the PyTorch path by the same test."""
+    builds, _ = jit_facts(MODULE_GATED)
+    assert [(b.target, b.guard) for b in builds] == [("fused", "`torch.cuda.is_available()` (line 8)")]
+
+
+def test_a_module_level_build_under_a_cuda_test_with_no_other_path_keeps_nothing() -> None:
+    """Adversarial: the functions call the extension whatever the device (a TPU host
+    fails there), or the build sits under a test of something else."""
+    no_other_way = MODULE_GATED.replace(
+        '    if platform.system() == "Linux" and torch.cuda.is_available() and x.device.type != "cpu":\n        return fused.fused_bias_act(x, bias)\n    else:\n        return F.leaky_relu(x + bias, 0.2)\n',
+        "    return fused.fused_bias_act(x, bias)\n",
+    )
+    assert no_other_way != MODULE_GATED
+    assert [b.guard for b in jit_facts(no_other_way)[0]] == [""]
+    other_test = MODULE_GATED.replace('if platform.system() == "Linux" and torch.cuda.is_available():\n    here', 'if platform.system() == "Linux":\n    here')
+    assert other_test != MODULE_GATED
+    assert [b.guard for b in jit_facts(other_test)[0]] == [""]

@@ -58,6 +58,8 @@ def jit_facts(text: str) -> tuple[tuple[JitBuild, ...], tuple[str, ...]]:
         guard = ""
         if owner is not None and owner is functions.get(owner.name):
             guard = _gate(owner.name, calls, parents, text)
+        elif owner is None:
+            guard = _module_gate(call, tree, parents, text)
         bound = parents.get(call)
         target = ""
         if isinstance(bound, ast.Assign) and len(bound.targets) == 1 and isinstance(bound.targets[0], ast.Name):
@@ -188,6 +190,36 @@ def _gate(name: str, calls: list[ast.Call], parents: dict[ast.AST, ast.AST], tex
         test, line = found
         evidence = evidence or f"`{ast.get_source_segment(text, test) or ast.unparse(test)}` (line {line})"
     return evidence
+
+
+def _module_gate(call: ast.Call, tree: ast.Module, parents: dict[ast.AST, ast.AST], text: str) -> str:
+    """A build at the module's top under a CUDA test (`if platform.system() == 'Linux' and
+    torch.cuda.is_available(): fused = load(...)`, GPEN's StyleGAN2 ops), in a module whose
+    functions choose by the same kind of test between the op and a PyTorch path (`if ...
+    torch.cuda.is_available() ...: return Fused.apply(x) / else: return F.leaky_relu(x)`):
+    a host without CUDA neither builds nor calls it. "" when the build is not under such a
+    test, or no function of the module offers the other way."""
+    child: ast.AST = call
+    test: ast.expr | None = None
+    line = 0
+    while child in parents:
+        node = parents[child]
+        if isinstance(node, (*_FUNCTIONS, ast.Lambda, ast.ClassDef)):
+            return ""
+        if isinstance(node, ast.If) and not _within(call, node.test, parents) and child in node.body:
+            found = _device_test(node.test, False, call, parents)
+            if found is not None:
+                test, line = found, node.lineno
+        child = node
+    if test is None:
+        return ""
+    dispatches = any(
+        isinstance(node, ast.If) and node.orelse and any(_asks_cuda(c) for c in _conjuncts(node.test))
+        for function in tree.body
+        if isinstance(function, _FUNCTIONS)
+        for node in ast.walk(function)
+    )
+    return f"`{ast.get_source_segment(text, test) or ast.unparse(test)}` (line {line})" if dispatches else ""
 
 
 def _gated(call: ast.Call, parents: dict[ast.AST, ast.AST]) -> tuple[ast.expr, int] | None:
