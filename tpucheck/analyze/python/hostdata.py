@@ -182,7 +182,7 @@ def inputs_on_host(names: Names, call: cst.Call) -> bool:
 
 
 def first_input_on_host(names: Names, call: cst.Call) -> bool:
-    """The first positional input is host data, and no `device=` sends the result elsewhere:
+    """The first positional input is sent to the host, and no `device=` sends the result elsewhere:
     `torch.kthvalue(scores.flatten().cpu(), n - self.k + 1)` runs on the host whatever its
     other arguments are (audit AR: scene_graph_benchmark), since an op never mixes a host
     tensor with a device one; the others are its settings."""
@@ -194,7 +194,18 @@ def first_input_on_host(names: Names, call: cst.Call) -> bool:
             continue
         if first is None and not arg.star:
             first = arg.value
-    return first is not None and not isinstance(first, (cst.List, cst.Tuple)) and not _literal(first) and on_host(names, first)
+    return first is not None and _moved_to_host(first)
+
+
+def _moved_to_host(node: cst.BaseExpression) -> bool:
+    """`x.cpu()`, `x.flatten().cpu()`, `x.to("cpu")`: a value the code itself sends to the
+    host (a tensor merely made without `device=` follows the default device)."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+        return False
+    name = node.func.attr.value
+    if name == "cpu" and not node.args:
+        return True
+    return name == "to" and len(node.args) == 1 and isinstance(node.args[0].value, cst.SimpleString) and node.args[0].value.evaluated_value == "cpu"
 
 
 def _literal(node: cst.BaseExpression) -> bool:
