@@ -203,3 +203,16 @@ def test_an_archive_that_runs_is_a_torchscript_finding(tmp_path: Path) -> None:
     a `state_dict()` of another name does not count."""
     body = "    trunk = torch.jit.load(path, map_location='cpu').to(device)\n    other.state_dict()\n    return trunk(x)\n"
     assert archive_rows(tmp_path, body) == {(5, "major")}
+
+
+def test_a_placeholder_the_module_tests_with_callable_keeps_the_import_optional() -> None:
+    """Audit AS (CamLiFlow's wrapper): the handler binds the kernels to None and every op
+    asks `callable(_knn_cuda)` before calling it, with a PyTorch path otherwise.
+    Adversarial: the same handler in a module that calls the name untested."""
+    from tpucheck.analyze.imports import scan_imports
+
+    tried = "try:\n    from ._knn_cuda import _knn_cuda\nexcept ImportError:\n    _knn_cuda = None\n\n\n"
+    tested = tried + "def knn(x, k, cpp=True):\n    if cpp and callable(_knn_cuda) and x.is_cuda:\n        return _knn_cuda(x, k)\n    return x.topk(k).indices\n"
+    untested = tried + "def knn(x, k):\n    return _knn_cuda(x, k)\n"
+    assert [(i.module, i.placeholder) for i in scan_imports(tested)] == [("_knn_cuda._knn_cuda", False)]
+    assert [(i.module, i.placeholder) for i in scan_imports(untested)] == [("_knn_cuda._knn_cuda", True)]

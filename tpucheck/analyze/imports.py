@@ -290,11 +290,12 @@ def _in_try(tries: dict[int, tuple[list[int], set[str]]], indent: int | None, ma
 def _placeholders(out: list[Import], placeholders: list[tuple[list[int], set[str]]], text: str) -> list[Import]:
     """Mark the guarded imports of a try whose handler binds their names to None or
     `object` when the module never tests one of those names (`if fused is None:`, `if not
-    fused:`): a tested placeholder is a fallback the module takes, an untested one a call
+    fused:`, `callable(fused)`: CamLiFlow's `if cpp_impl and callable(_knn_cuda) and
+    x.is_cuda:`, audit AS): a tested placeholder is a fallback the module takes, an untested one a call
     that fails where it stands (the Python analyzer's `guard.placeholder`, read here from
     the text alone)."""
     for indices, names in placeholders:
-        if any(re.search(rf"\bif\s+(?:not\s+)?{re.escape(name)}\b|\b{re.escape(name)}\s+is\s+(?:not\s+)?None\b", text) for name in names):
+        if any(re.search(rf"\bif\s+(?:not\s+)?{re.escape(name)}\b|\b{re.escape(name)}\s+is\s+(?:not\s+)?None\b|\bcallable\(\s*{re.escape(name)}\s*\)", text) for name in names):
             continue
         for index in indices:
             if out[index].guarded:

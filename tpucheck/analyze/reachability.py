@@ -552,8 +552,10 @@ def _extension_names(imp: Import, targets: list[str], frameworks: frozenset[str]
     name (`from fairseq import libnat_cuda` resolves only to the package), absolute, and
     never a framework's own. `from ext import fn` arrives as `ext.fn`: the extension may be
     either of the last two. Names without an underscore are kept too: a build may declare
-    one (`CUDAExtension("dcn")`), which `reachability` checks once every build is read."""
-    if imp.level or imp.module.partition(".")[0] in frameworks:
+    one (`CUDAExtension("dcn")`), which `reachability` checks once every build is read. A
+    relative import names one only where it resolves to no module of the project (`from
+    ._knn_cuda import knn` beside an in-place build: CamLiFlow, audit AS)."""
+    if (imp.level and targets) or (not imp.level and imp.module.partition(".")[0] in frameworks):
         return []
     resolved = targets[0].rpartition(".")[2] if targets else None
     return [name for name in imp.module.split(".")[-2:] if name != resolved and not (targets and name in targets[0].split("."))]
