@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from tpucheck.findings import Import, ImportFacts
 
-__all__ = ["ImportGraph", "by_dotted_path", "import_closure", "module_name"]
+__all__ = ["ImportGraph", "bound_names", "by_dotted_path", "import_closure", "module_name"]
 
 
 def module_name(path: str) -> str:
@@ -20,13 +20,32 @@ def module_name(path: str) -> str:
     return ".".join(parts)
 
 
+def bound_names(paths: Iterable[str], facts: Callable[[str], ImportFacts | None]) -> dict[str, frozenset[str]]:
+    """Package -> the names its `__init__.py` binds by importing them from a module
+    (`from .upfirdn2d import upfirdn2d` binds `upfirdn2d`; `from . import upfirdn2d` binds
+    the submodule itself and does not count). Audit AT (ml-gsn): `from .op import
+    upfirdn2d` took the function its `__init__` imports under a try with a native fallback,
+    not the submodule that builds the CUDA kernels."""
+    out: dict[str, frozenset[str]] = {}
+    for path in paths:
+        if not path.endswith("/__init__.py") or (known := facts(path)) is None:
+            continue
+        names = frozenset(imp.module.rpartition(".")[2] for imp in known.imports if imp.level and "." in imp.module)
+        if names:
+            out[module_name(path)] = names
+    return out
+
+
 class ImportGraph:
     """The project's modules by dotted name, and how an import names them: relative,
     beside the importer, from the top, or by the tail of a deeper module's name."""
 
 
-    def __init__(self, modules: dict[str, str]) -> None:
+    def __init__(self, modules: dict[str, str], bound: Mapping[str, frozenset[str]] | None = None) -> None:
         self.modules = modules  # dotted name -> path
+        self.bound = bound or {}
+        """Package -> names its `__init__` binds from a module of its own (`from .upfirdn2d
+        import upfirdn2d`): `from pkg import upfirdn2d` takes that name, not the submodule."""
         self._absolute: dict[tuple[str, str], list[str]] = {}  # (importer's folder, module) -> targets
         self._packages: dict[str, list[str]] = {}
         self._global: dict[str, list[str]] = {}  # absolute module name -> targets, folder aside
@@ -73,10 +92,13 @@ class ImportGraph:
     def _first(self, candidates: tuple[str, str], *, relative: bool) -> list[str]:
         """The first candidate that is a project module (an absolute one may also be the
         tail of a deeper module's name, when at most three modules end so)."""
-        for candidate in candidates:
+        for index, candidate in enumerate(candidates):
             if not candidate:
                 continue
             if candidate in self.modules:
+                package, _, last = candidate.rpartition(".")
+                if index == 0 and last in self.bound.get(package, ()):
+                    return self._with_packages(package)  # `from pkg import name`: the package's own name
                 return self._with_packages(candidate)
             if not relative and "." in candidate:
                 found = self.by_suffix.get(candidate, [])

@@ -27,7 +27,7 @@ from tpucheck.analyze.cmake import cmake_builds
 from tpucheck.analyze.copies import copy_of, in_unimported_copy, vendored_copies
 from tpucheck.analyze.deploy import ENGINE_DEPLOY, deploy_scripts
 from tpucheck.analyze.excepted import EXCEPT_TWIN, excepted_extensions
-from tpucheck.analyze.import_graph import ImportGraph, by_dotted_path, module_name
+from tpucheck.analyze.import_graph import ImportGraph, bound_names, by_dotted_path, module_name
 from tpucheck.analyze.imports import Build, Import, ImportFacts, import_facts, scan_imports
 from tpucheck.analyze.packages import GUARDED_MODULE, build_paths, own_packages, placeholder_evidence
 from tpucheck.analyze.packages import NATIVE as _NATIVE
@@ -133,7 +133,7 @@ def reachability_of(
     count either way.
     """
     product = sorted(p for p in python_files if not supporting(p))
-    graph = ImportGraph({module_name(p): p for p in product})
+    graph = ImportGraph({module_name(p): p for p in product}, bound_names(product, facts))
     edges: dict[str, list[tuple[str, bool]]] = {m: [] for m in graph.modules}
     imported: set[str] = set()
     external: dict[str, list[tuple[str, bool]]] = {}  # last component -> (importer, conditional)
