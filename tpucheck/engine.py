@@ -350,8 +350,8 @@ def _tree_facts(
     """The whole tree's facts, from the cache when every file's bytes are known and
     unchanged since they were computed (a rescan), else computed and kept there."""
     gitmodules = gitmodules_text(root) if os.path.isdir(root) else ""
-    readme = "\0".join(readme_text(root)) if os.path.isdir(root) else ""
-    key = cache.tree_key(((f.path, f.kinds) for f in found.files), gitmodules + "\0readme\0" + readme) if cache is not None and found is not None else None
+    readme = readme_text(root) if os.path.isdir(root) else ("", "")
+    key = cache.tree_key(((f.path, f.kinds) for f in found.files), gitmodules + "\0readme\0" + "\0".join(readme)) if cache is not None and found is not None else None
     if key is not None and cache is not None:
         kept = cache.load_tree(key)
         if kept is not None:
@@ -359,14 +359,21 @@ def _tree_facts(
                 return tree_from_json(kept)
             except (TypeError, ValueError):
                 pass
-    tree = _compute_tree_facts(root, found, results, options, cache, judgement, gitmodules)
+    tree = _compute_tree_facts(root, found, results, options, cache, judgement, gitmodules, readme)
     if key is not None and cache is not None:
         cache.store_tree(key, tree_to_json(tree))
     return tree
 
 
 def _compute_tree_facts(
-    root: str, found: Discovery | None, results: Sequence[FileResult], options: Settings, cache: ResultCache | None, judgement: Judgement, gitmodules: str = ""
+    root: str,
+    found: Discovery | None,
+    results: Sequence[FileResult],
+    options: Settings,
+    cache: ResultCache | None,
+    judgement: Judgement,
+    gitmodules: str = "",
+    readme: tuple[str, str] = ("", ""),
 ) -> TreeFacts:
     """What the whole tree says, whatever part of it this run analyzes (a shard, or the
     files pre-commit names), so every run judges a file as a full scan does.
@@ -411,8 +418,8 @@ def _compute_tree_facts(
     entry_points = entry_point_paths([f.path for f in found.files], read)
     by_folder = Roles(judgement, entry_points)
     launched_files = launched_paths([f.path for f in found.files], read, lambda path: not by_folder.supporting(path))
-    readme_name, readme = readme_text(root) if os.path.isdir(root) else ("", "")
-    for path, name in documented_paths(readme, readme_name, [f.path for f in found.files]).items():
+    readme_name, readme_body = readme
+    for path, name in documented_paths(readme_body, readme_name, [f.path for f in found.files]).items():
         if not by_folder.supporting(path) or by_folder.named_only(path):  # `examples/x.py` stays an example
             launched_files.setdefault(path, name)
     nested = nested_projects([f.path for f in found.files], lambda path: facts(path) if path in by_path else None, launched_files)
@@ -445,8 +452,7 @@ def _compute_tree_facts(
         names = {name for name, _ in vendored.values()}
         reach = dataclasses.replace(reach, own_packages={k: v for k, v in reach.own_packages.items() if k not in names})
     others = [f.path for f in found.files if "native" not in f.kinds]
-    options_off = _options_off(python, facts)
-    values = _option_values(python, facts)
+    options_off, values = _declared_settings(python, facts)
     launched = _options_launched([f.path for f in found.files], read, {*options_off, *values})
     options_off = {name: path for name, path in options_off.items() if name not in launched}
     values = {name: value for name, value in values.items() if name not in launched}
@@ -508,25 +514,16 @@ def _checks(python: Iterable[str], facts: Callable[[str], ImportFacts | None]) -
     return found
 
 
-def _options_off(python: Iterable[str], facts: Callable[[str], ImportFacts | None]) -> dict[str, str]:
-    """Settings declared off by default somewhere in the project and on nowhere, each with
-    the first file (in path order) declaring it: a name declared both ways (two config
-    classes) settles nothing."""
-    on: dict[str, bool] = {}
-    first: dict[str, str] = {}
-    for path in sorted(python):
-        fact = facts(path)
-        for name, default in fact.options if fact is not None else ():
-            on[name] = on.get(name, False) or default not in ("False", "None")
-            first.setdefault(name, path)
-    return {name: first[name] for name, default_on in sorted(on.items()) if not default_on}
+def _declared_settings(python: Iterable[str], facts: Callable[[str], ImportFacts | None]) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    """The project's settings, read once from every module's declarations
+    (`ImportFacts.options`), each with the first file (in path order) declaring it:
 
-
-def _option_values(python: Iterable[str], facts: Callable[[str], ImportFacts | None]) -> dict[str, tuple[str, str]]:
-    """Settings the project declares with one literal default that is no flag (`bits: int
-    = 16`, `--loss default='l1'`), each with that default and the first file declaring it:
-    a test comparing one with literals (`if training_args.bits in [4, 8]:`) is decided at
-    the default. A name declared with two defaults settles nothing."""
+    - off by default and nowhere on (`use_qlora: bool = False`): a name declared both ways
+      (two config classes) settles nothing;
+    - with one literal default that is no flag (`bits: int = 16`, `--loss default='l1'`),
+      with that default: a test comparing one with literals (`if training_args.bits in
+      [4, 8]:`) is decided at the default; a name declared with two defaults settles
+      nothing."""
     defaults: dict[str, set[str]] = {}
     first: dict[str, str] = {}
     for path in sorted(python):
@@ -534,7 +531,10 @@ def _option_values(python: Iterable[str], facts: Callable[[str], ImportFacts | N
         for name, default in fact.options if fact is not None else ():
             defaults.setdefault(name, set()).add(default)
             first.setdefault(name, path)
-    return {name: (next(iter(found)), first[name]) for name, found in sorted(defaults.items()) if len(found) == 1 and not found & {"True", "False", "None"}}
+    flags = {"True", "False", "None"}
+    off = {name: first[name] for name, found in sorted(defaults.items()) if found <= {"False", "None"}}
+    values = {name: (next(iter(found)), first[name]) for name, found in sorted(defaults.items()) if len(found) == 1 and not found & flags}
+    return off, values
 
 
 def assemble(

@@ -47,25 +47,29 @@ def unincluded_headers(native: Iterable[str], others: Iterable[str], python: Ite
         parts = header.split("/")
         for i in range(len(parts)):
             by_tail.setdefault("/".join(parts[i:]), []).append(header)
+    headers_set = set(headers)
     texts: dict[str, str] = {}
 
+    def text_of(path: str) -> str:
+        found = texts.get(path)
+        if found is None:
+            found = texts[path] = read(path) or ""
+        return found
+
     def included(path: str) -> set[str]:
-        text = texts.get(path)
-        if text is None:
-            text = texts[path] = read(path) or ""
+        text = text_of(path)
         found: set[str] = set()
         folder = path.rpartition("/")[0]
         for written in (*_INCLUDE.findall(text), *_CYTHON_EXTERN.findall(text)):
             name = posixpath.normpath(written.strip())
             beside = posixpath.normpath(posixpath.join(folder, name)) if folder else name
-            if beside in by_tail and beside in headers_set:
+            if beside in headers_set:
                 found.add(beside)
             found.update(by_tail.get(name.lstrip("./"), ()))
         return found
 
-    headers_set = set(headers)
     roots = [*sources, *(p for p in others if p.endswith((".pyx", ".pxd")))]
-    roots += [p for p in python if "#include" in (read(p) or "")]
+    roots += [p for p in python if "#include" in text_of(p)]
     reached: set[str] = set()
     stack = [h for root in roots for h in included(root)]
     while stack:
@@ -78,7 +82,7 @@ def unincluded_headers(native: Iterable[str], others: Iterable[str], python: Ite
     if not unreached:
         return {}
     # a build file or a Python build naming the header (`create_extension(headers=[...])`)
-    named = " ".join(read(p) or "" for p in (*others, *python) if _BUILD_TEXT.search(p) or p.endswith(".py"))
+    named = " ".join(text_of(p) for p in (*others, *python) if _BUILD_TEXT.search(p) or p.endswith(".py"))
     return {
         h: Reason(UNINCLUDED, f"no compiled source of the project includes {h}, directly or through another header")
         for h in unreached

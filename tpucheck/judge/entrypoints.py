@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import functools
 import posixpath
 import re
 import sys
@@ -140,17 +141,26 @@ def launched_paths(files: Iterable[str], read: Callable[[str], str | None], prod
     for launcher in paths:
         if not launcher.lower().endswith(LAUNCHERS) or not product(launcher):
             continue
+        script = functools.partial(_resolve, folder=posixpath.dirname(launcher), known=known, python=python)
         for _, _, words, _ in _run_commands(read(launcher) or ""):
-            for index, word in enumerate(words):
-                if word.endswith(".py"):
-                    target = _resolve(word, posixpath.dirname(launcher), known, python)
-                elif word == "-m" and index + 1 < len(words):
-                    target = next(iter(_module_files("", words[index + 1], known)), None)
-                else:
-                    continue
-                if target is not None and not _collected_by_pytest(target):
-                    found.setdefault(target, launcher)
+            for target in _command_targets(words, 0, script, known):
+                found.setdefault(target, launcher)
     return found
+
+
+def _command_targets(words: list[str], start: int, script: Callable[[str], str | None], known: frozenset[str]) -> Iterator[str]:
+    """The project's Python files a command's words from `start` on run: each `.py` word
+    as `script` resolves it, each `-m` module; never a file pytest collects."""
+    for index in range(start, len(words)):
+        word = words[index]
+        if word.endswith(".py"):
+            target = script(word)
+        elif word == "-m" and index + 1 < len(words):
+            target = next(iter(_module_files("", words[index + 1], known)), None)
+        else:
+            continue
+        if target is not None and not _collected_by_pytest(target):
+            yield target
 
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n(.*?)^[ \t]*\1", re.MULTILINE | re.DOTALL)
@@ -171,21 +181,20 @@ def documented_paths(readme: str, name: str, files: Iterable[str]) -> dict[str, 
     python = [p for p in paths if p.endswith(".py")]
     known = frozenset(python)
     found: dict[str, str] = {}
+
+    def script(word: str) -> str | None:
+        if "$" in word:
+            return None
+        written = posixpath.normpath(word)
+        # `cd code` then `training/exp_runner.py` (monosdf): a path with a folder names its
+        # file; a bare name is only the root's
+        return _resolve(written, "", known, python) if "/" in written else written if written in known else None
+
     for block in _FENCE.finditer(readme):
         text = "\n".join(line.strip().removeprefix("$ ").removeprefix("> ") for line in block.group(2).splitlines())
         for _, _, words, runner in _run_commands(text):
-            for index, word in enumerate(words[runner:], start=runner):
-                if word.endswith(".py") and "$" not in word:
-                    written = posixpath.normpath(word)
-                    # `cd code` then `training/exp_runner.py` (monosdf): a path with a
-                    # folder names its file; a bare name is only the root's
-                    target: str | None = _resolve(written, "", known, python) if "/" in written else written
-                elif word == "-m" and index + 1 < len(words):
-                    target = next(iter(_module_files("", words[index + 1], known)), None)
-                else:
-                    continue
-                if target in known and not _collected_by_pytest(target):
-                    found.setdefault(target, name)
+            for target in _command_targets(words, runner, script, known):
+                found.setdefault(target, name)
     return found
 
 

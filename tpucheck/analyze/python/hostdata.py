@@ -203,9 +203,7 @@ def _moved_to_host(node: cst.BaseExpression) -> bool:
     if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
         return False
     name = node.func.attr.value
-    if name == "cpu" and not node.args:
-        return True
-    return name == "to" and len(node.args) == 1 and isinstance(node.args[0].value, cst.SimpleString) and node.args[0].value.evaluated_value == "cpu"
+    return (name == "cpu" and not node.args) or (name == "to" and _to_cpu(node))
 
 
 def _literal(node: cst.BaseExpression) -> bool:

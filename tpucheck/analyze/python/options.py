@@ -7,7 +7,7 @@ CUDA side as a fallback. Functions of (node, `Names`) that return facts.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
@@ -61,21 +61,20 @@ def flag_name(test: cst.BaseExpression, *, turned_on: bool) -> str | None:
     return parts[-1] if parts is not None and len(parts) <= 3 else None
 
 
-def compares_setting(test: cst.BaseExpression) -> bool:
+def compared_setting(test: cst.BaseExpression) -> tuple[str, Callable[[str], bool]] | None:
     """`training_args.bits in [4, 8]`, `args.loss == "l1"`: a setting compared with
-    literals, which the project's declared default decides (judge/settings.py)."""
+    literals, which the project's declared default decides (judge/settings.py): the
+    setting's name and whether the test holds at a default (literal code, as
+    `ImportFacts.options` writes it); None for any other test."""
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
+        return None
     comparison = test.comparisons[0]
     parts = dotted(test.left)
     values = _literals(comparison.comparator)
-    return (
-        parts is not None
-        and len(parts) <= 3
-        and values is not None
-        and "None" not in values
-        and isinstance(comparison.operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn))
-    )
+    operator = comparison.operator
+    if parts is None or len(parts) > 3 or values is None or "None" in values or not isinstance(operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)):
+        return None
+    return parts[-1], lambda default: _holds(operator, default, values) is not False
 
 
 def plain_flag(test: cst.BaseExpression) -> bool:

@@ -120,7 +120,7 @@ class StatementWalker(BaseWalker):
             body_guard = Guard("guard.option", node.test)
         elif polarity == 0 and conditions.other_accelerator_test(self, node.test):
             body_guard = Guard("alternative.other-accelerator-branch", node.test)
-        elif polarity == 0 and option == 0 and not tpu and pending_ok and (options.flag_name(node.test, turned_on=True) or options.compares_setting(node.test)) and not else_fails:
+        elif polarity == 0 and option == 0 and not tpu and pending_ok and (options.flag_name(node.test, turned_on=True) or options.compared_setting(node.test)) and not else_fails:
             # `if cfg.use_x:` / `if cfg.bits in [4, 8]:` with the setting declared elsewhere
             body_guard = Guard(PENDING, node.test, outer.guard)
         # `if <xla/tpu>: ... else: <CUDA>`: the CUDA branch has a TPU sibling.
