@@ -467,6 +467,7 @@ def test_damaged_tree_entry_is_recomputed(tmp_path: Path, damage: str) -> None:
 
 def test_tree_facts_round_trip_through_json() -> None:
     from tpucheck.analyze.reachability import Reachability
+    from tpucheck.analyze.registry import Unreached
     from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
     from tpucheck.findings import Reason
 
@@ -478,6 +479,7 @@ def test_tree_facts_round_trip_through_json() -> None:
         {"use_x": "cfg.py"},
         {"third_party/r": ("https://example.org/r.git", True, frozenset({"third_party/r/src/k.cu"}))},
         scripts={"test.py": "test.py defines no test"},
+        unreached={"heads/rpn.py": Unreached((("RegionHead", 6, 12),), (("batched_nms", "RegionHead"),))},
     )
     assert tree_from_json(json.loads(json.dumps(tree_to_json(facts)))) == facts
     assert tree_from_json(tree_to_json(TreeFacts())) == TreeFacts()

@@ -31,6 +31,7 @@ from tpucheck.analyze.dead_code import dead_code
 from tpucheck.analyze.headers import unincluded_headers
 from tpucheck.analyze.imports import facts_of_bytes, import_facts
 from tpucheck.analyze.reachability import import_resolver, imported_by, reachability_of
+from tpucheck.analyze.registry import CONFIG_SUFFIXES, unreached_components
 from tpucheck.analyze.submodule_code import submodules_apart
 from tpucheck.analyze.training_reach import untrained_modules
 from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
@@ -61,7 +62,7 @@ from tpucheck.judge.entrypoints import (
     sole_code,
     test_named_scripts,
 )
-from tpucheck.judge.place import Placement, place
+from tpucheck.judge.place import UNREACHED, Placement, place
 from tpucheck.judge.roles import Roles
 from tpucheck.judge.verdict import build_result
 from tpucheck.judge.versions import older_versions
@@ -464,6 +465,10 @@ def _compute_tree_facts(
     # what the product needs: an import with a fallback (`try: import flash_attn / except
     # ImportError: ...` that the code tests) leaves the package optional
     imported = frozenset(imp.module for path in product_python if (fact := facts(path)) is not None for imp in fact.imports if not imp.level and (not imp.guarded or imp.placeholder))
+    unreached = {}
+    if UNREACHED in judgement.rationale:  # components a registry holds and no config names
+        texts = [*python, *(f.path for f in found.files if f.path.lower().endswith(CONFIG_SUFFIXES))]
+        unreached = unreached_components(product_python, facts, texts, read)
     return TreeFacts(
         reach,
         entry_points,
@@ -483,6 +488,7 @@ def _compute_tree_facts(
         imported=imported,
         sole=sole,
         option_values=values,
+        unreached=unreached,
     )
 
 
@@ -554,7 +560,7 @@ def assemble(
     rules = ruleset.by_id()
     roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files, tree.scripts, tree.sole)
     judged = ruleset.judgement
-    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained, tree.imported if tree.reach is not None else None, tree.option_values)
+    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained, tree.imported if tree.reach is not None else None, tree.option_values, tree.unreached)
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)

@@ -223,6 +223,9 @@ class ImportFacts:
     """Imports under a side of a torch version test no target release takes: never run,
     kept apart from `imports` so that the graph never follows them, and read only to set
     aside what nothing else imports (analyze/dead_code.py)."""
+    registered: tuple[tuple[str, int, int, tuple[str, ...]], ...] = ()
+    """Top-level classes and functions a registry decorator registers (`@HEADS.register_
+    module()`): (name, first line, last line, the keys the decorator gives) (analyze/registry.py)."""
 
 
 @dataclass(slots=True)

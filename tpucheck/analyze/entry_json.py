@@ -51,13 +51,14 @@ def _facts_to_json(facts: ImportFacts) -> dict[str, Any]:
         "jit_loaders": list(facts.jit_loaders),
         "checks": list(facts.checks),
         "dead": [[i.level, i.module, i.dead] for i in facts.dead],
+        "registered": [[name, start, end, list(keys)] for name, start, end, keys in facts.registered],
     }
 
 
 def _facts_from_json(data: Any) -> ImportFacts | None:
     if data is None:
         return None
-    if type(data) is not dict or set(data) != {"imports", "builds", "workloads", "options", "jit_builds", "jit_loaders", "checks", "dead"}:
+    if type(data) is not dict or set(data) != {"imports", "builds", "workloads", "options", "jit_builds", "jit_loaders", "checks", "dead", "registered"}:
         raise Malformed
     imports = []
     for item in expect_list(data["imports"]):
@@ -87,7 +88,11 @@ def _facts_from_json(data: Any) -> ImportFacts | None:
     for item in expect_list(data["dead"]):
         level, module, evidence = expect_list(item, length=3)
         dead.append(Import(expect_int(level), expect_str(module), False, dead=expect_str(evidence)))
-    return ImportFacts(tuple(imports), tuple(builds), workloads, tuple(options), tuple(jit_builds), loaders, checks, tuple(dead))
+    registered = []
+    for item in expect_list(data["registered"]):
+        name, start, end, keys = expect_list(item, length=4)
+        registered.append((expect_str(name), expect_int(start), expect_int(end), tuple(expect_str(k) for k in expect_list(keys))))
+    return ImportFacts(tuple(imports), tuple(builds), workloads, tuple(options), tuple(jit_builds), loaders, checks, tuple(dead), tuple(registered))
 
 
 class Malformed(Exception):

@@ -20,6 +20,7 @@ from fnmatch import fnmatchcase
 
 from tpucheck.analyze.checks import availability_checks
 from tpucheck.analyze.dispatch import jit_facts
+from tpucheck.analyze.registry import registered_components
 from tpucheck.analyze.version_tests import version_test
 from tpucheck.discover.sourcetext import SourceTextError, decode
 from tpucheck.findings import Build, Import, ImportFacts
@@ -45,7 +46,7 @@ def import_facts(
     found = scan_imports(text, torch_versions, quiet_calls)
     live = tuple(i for i in found if not i.dead)
     dead = tuple(i for i in found if i.dead)
-    return ImportFacts(live, builds, workloads, declared_options(text), jit_builds, jit_loaders, availability_checks(text, availability_calls), dead)
+    return ImportFacts(live, builds, workloads, declared_options(text), jit_builds, jit_loaders, availability_checks(text, availability_calls), dead, registered_components(text))
 
 
 _DEFAULT = r"""(True|False|None|-?\d+(?:\.\d+)?|"[^"\n]*"|'[^'\n]*')"""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tpucheck.analyze.reachability import Reachability
+from tpucheck.analyze.registry import Unreached
 from tpucheck.findings import Reason
 from tpucheck.jsontypes import expect_bool, expect_int, expect_list, expect_str
 
@@ -82,6 +83,9 @@ class TreeFacts:
     """Settings declared with one literal default that is no flag (`bits: int = 16`), each
     with that default and the first file declaring it, and none a launch script passes:
     a comparison of one with literals that fails at the default guards its side."""
+    unreached: dict[str, Unreached] = field(default_factory=dict)
+    """Product modules -> their registered components that no config or code of the
+    project names, with the imports only those use (analyze/registry.py)."""
 
     @property
     def trains(self) -> bool | None:
@@ -126,13 +130,14 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "imported": sorted(tree.imported),
         "sole": [[path, why] for path, why in sorted(tree.sole.items())],
         "option_values": [[name, default, path] for name, (default, path) in sorted(tree.option_values.items())],
+        "unreached": [[path, [list(s) for s in u.spans], [list(n) for n in u.names]] for path, u in sorted(tree.unreached.items())],
     }
 
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts", "untrained", "imported", "sole", "option_values"}:
-        raise TypeError("tree facts must be an object with exactly their eighteen fields")
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts", "untrained", "imported", "sole", "option_values", "unreached"}:
+        raise TypeError("tree facts must be an object with exactly their nineteen fields")
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
@@ -176,7 +181,18 @@ def tree_from_json(data: Any) -> TreeFacts:
         imported=_strings(data["imported"]),
         sole=_pairs(data["sole"]),
         option_values=_values(data["option_values"]),
+        unreached=_unreached(data["unreached"]),
     )
+
+
+def _unreached(data: Any) -> dict[str, Unreached]:
+    out: dict[str, Unreached] = {}
+    for item in expect_list(data):
+        path, spans, names = expect_list(item, length=3)
+        found = tuple((expect_str(n), expect_int(a), expect_int(b)) for n, a, b in (expect_list(s, length=3) for s in expect_list(spans)))
+        used = tuple((expect_str(n), expect_str(o)) for n, o in (expect_list(x, length=2) for x in expect_list(names)))
+        out[expect_str(path)] = Unreached(found, used)
+    return out
 
 
 def _values(data: Any) -> dict[str, tuple[str, str]]:

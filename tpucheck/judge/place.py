@@ -15,6 +15,7 @@ from fnmatch import fnmatchcase
 from tpucheck.analyze.bindings import KERNEL_BINDING, binding_at
 from tpucheck.analyze.deploy import ENGINE_DEPLOY
 from tpucheck.analyze.reachability import GUARDED_MODULE, Reachability
+from tpucheck.analyze.registry import Unreached
 from tpucheck.analyze.variants import VARIANT
 from tpucheck.findings import PENDING, SEVERITIES, FileResult, Finding, RawMatch, Reason, fingerprints, suppression_key
 from tpucheck.judge.known_ops import KNOWN_OP, known_op
@@ -23,7 +24,7 @@ from tpucheck.judge.settings import compared_setting
 from tpucheck.ruleset.judgement import CONFIG_SWITCH, DROP_IN, KNOWN_CALL, Scoring
 from tpucheck.ruleset.model import Rule
 
-__all__ = ["Placed", "Placement", "place", "placed_severity"]
+__all__ = ["UNREACHED", "Placed", "Placement", "place", "placed_severity"]
 
 BRANCH = "alternative.other-accelerator-branch"
 """The why-rule of code under a test that holds only on another accelerator."""
@@ -34,6 +35,9 @@ UNUSED_PACKAGE = "severity.unused-package"
 
 OWN_PACKAGE = "set-aside.own-package"
 """The why-rule of an import of the project's own kernel package named like a CUDA-only one."""
+
+UNREACHED = "severity.unreached-component"
+"""The why-rule of a blocker only a registered component that no config names meets."""
 
 EXPERIMENTAL = "experimental"
 """The role of opt-in experimental code: priced apart, at most minor."""
@@ -70,6 +74,8 @@ class Placement:
     """Module names the product imports (TreeFacts.imported); None when the tree was not read."""
     option_values: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Settings with one literal default that is no flag -> (default, where) (TreeFacts)."""
+    unreached: dict[str, Unreached] = field(default_factory=dict)
+    """Path -> its registered components no config names (TreeFacts.unreached)."""
 
     def older_version(self, path: str) -> Reason | None:
         """Why the file is set aside whole: it, or a folder holding it, is an older version
@@ -177,6 +183,9 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
             wanted = _kernel_fallback(wanted, because, placement.scoring)
         elif guarded:
             wanted = _guarded(wanted, because, placement.scoring, rule.id)
+        if wanted == "blocker" and not guarded and (unreached := _unreached(match, placement.unreached.get(result.path))) is not None:
+            because.append(unreached)  # audit AR: AdaMixer's unused mmdet heads
+            wanted = "major"
         if rule.installs_on_tpu and result.kind == "manifest":
             # audits M and R: a pin nothing imports is no work; the imports are reported where they are
             because.append(Reason("severity.install", f"`{match.detail or rule.name}` installs and imports on a TPU host: only its use in code is work"))
@@ -241,6 +250,22 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
     placed.findings, same_edit = _drop_superseded(placed.findings, rules)
     placed.set_aside.extend(same_edit)
     return placed
+
+
+def _unreached(match: RawMatch, unreached: Unreached | None) -> Reason | None:
+    """A blocker inside a registered component that no config or code of the project
+    names, or at the import of a name only such components use: the module loads, the
+    failure is off the product's path as configured (rules/judgement.yaml)."""
+    if unreached is None:
+        return None
+    owner = unreached.component_at(match.span.line)
+    if owner is not None:
+        return Reason(UNREACHED, f"inside `{owner}`, a registered component no config or code of the project names: built by nothing it runs")
+    name = (match.detail or "").rpartition(".")[2]
+    owners = dict(unreached.names).get(name) if name else None
+    if owners is None:
+        return None
+    return Reason(UNREACHED, f"`{name}` is used only by `{owners}`, registered and named by no config or code of the project: the import runs at load, the op on no path the product runs")
 
 
 def _kernel_fallback(severity: str, because: list[Reason], scoring: Scoring) -> str:

@@ -295,7 +295,8 @@ class Model:
         unless its module has a drop-in PyTorch one (`cap.drop-in`), a public function
         computes its op already (`cap.known-call`) or a configuration value alone picks it
         (`cap.config-switch`): that is an edit."""
-        return finding.inventory in self.s.capped_inventories and not any(reason.rule in (DROP_IN, KNOWN_CALL, CONFIG_SWITCH) for reason in finding.because)
+        capped = finding.inventory in self.s.capped_inventories or finding.rule in self.s.capped_rules
+        return capped and not any(reason.rule in (DROP_IN, KNOWN_CALL, CONFIG_SWITCH) for reason in finding.because)
 
     def capped(self, score: float, findings: Iterable[Finding]) -> float:
         """A grade never says "runs after mechanical edits" while a blocker stands on the

@@ -157,6 +157,9 @@ class Scoring:
     """The highest score with any other blocker on the main path: grade A says the product
     runs after mechanical edits, which a blocker contradicts."""
     capped_inventories: frozenset[str] = frozenset()
+    capped_rules: frozenset[str] = frozenset()
+    """Rules whose blockers cap the score as a kernel's do, whatever their inventory (an op
+    of a compiled library that needs a rewrite: torchvision's RoIAlign, UO033)."""
     drop_in: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Rule id -> globs of imported modules with a drop-in PyTorch module: an edit, uncapped."""
     config_switch: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -404,6 +407,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             kernel_cap=float(score_raw["caps"]["kernel"]),
             blocker_cap=float(score_raw["caps"]["blocker"]),
             capped_inventories=frozenset(score_raw["caps"]["kernel_inventories"]),
+            capped_rules=frozenset(score_raw["caps"].get("rules", {}).get("ids", ())),
             drop_in={rule: tuple(globs) for rule, globs in score_raw["caps"].get("drop_in", {}).get("modules", {}).items()},
             config_switch={rule: tuple(keys) for rule, keys in score_raw["caps"].get("config_switch", {}).get("keys", {}).items()},
             validation={workload: _range(hours) for workload, hours in score_raw["validation"]["hours"].items()},

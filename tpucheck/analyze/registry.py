@@ -1,0 +1,196 @@
+"""Components a registry holds that nothing in the project names: built by no config.
+
+Why: config-driven codebases (mmdet, detectron2 and the many products forked from them)
+register every head, sampler and backbone they ship (`@HEADS.register_module()`,
+`@ROI_HEADS_REGISTRY.register()`) and build only those a config names (`dict(type=
+'QueryRoIHead')`, `NAME: "StandardROIHeads"`). A fork keeps the whole zoo; its configs
+name a few. A CUDA op that only an unnamed component calls never runs as the project is
+configured: the module still imports it at load (so the package must install, which
+mmcv-full's CPU build does), but the failure on a device tensor is not on the product's
+path (audit AR: AdaMixer's vendored RPN, Cascade RPN and CornerNet heads and PISA's sampler,
+five `mmcv.ops` blockers judged major).
+
+Recognised by structure, line by line as `imports.py` reads: a top-level `class`/`def`
+decorated by a call or attribute ending in `.register_module` or `.register`. A component
+is named when its name (or a key its decorator gives, `register_module(name='X')`) occurs
+as a word anywhere else in the project's Python or config text, other than in an import
+statement, an `__all__` list or its own body. Only in a project whose configs name its
+components at all (one name quoted in Python or written in a YAML/JSON config): a library
+that registers components for its users' configs is left as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from tpucheck.findings import ImportFacts
+
+__all__ = ["CONFIG_SUFFIXES", "Unreached", "registered_components", "unreached_components"]
+
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".cfg", ".toml", ".ini", ".sh")
+"""Text files whose words can name a registered component (besides Python)."""
+
+_DECORATOR = re.compile(r'''^@[A-Za-z_][\w.]*\.(?:register_module\b(.*)|register[ \t]*(\([ \t]*(?:\)|['"]|[A-Za-z_]\w*[ \t]*=|$).*))$''')
+"""A registry's decorator: `@X.register_module` (any arguments), or `@X.register(...)`
+with no argument, a string key or keywords. A bare `@x.register` (atexit) or one given a
+type (`@to_device.register(Tensor)`: functools.singledispatch) registers no component."""
+_HEADER = re.compile(r"^(?:async[ \t]+)?(?:class|def)[ \t]+([A-Za-z_]\w*)")
+_KEY = re.compile(r"""(?:\bname\s*=\s*)?['"]([A-Za-z_][\w.-]*)['"]""")
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b")
+_ALL = re.compile(r"^[ \t]*__all__[ \t]*(?:\+?=|:)")
+_FROM_IMPORT = re.compile(r"^from[ \t]+[\w.]+[ \t]+import[ \t]+(.*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Unreached:
+    """One module's registered components that nothing names, and the names it imports
+    that only they use."""
+
+    spans: tuple[tuple[str, int, int], ...]
+    """(component, first line, last line): the decorator through the end of the body."""
+    names: tuple[tuple[str, str], ...]
+    """(imported name, the components that alone use it)."""
+
+    def component_at(self, line: int) -> str | None:
+        return next((name for name, start, end in self.spans if start <= line <= end), None)
+
+
+def registered_components(text: str) -> tuple[tuple[str, int, int, tuple[str, ...]], ...]:
+    """(name, first line, last line, keys) of each top-level class or function a registry
+    decorator registers; keys are the string names its decorator gives."""
+    if ".register" not in text:
+        return ()
+    lines = text.splitlines()
+    out: list[tuple[str, int, int, tuple[str, ...]]] = []
+    index = 0
+    while index < len(lines):
+        found = _DECORATOR.match(lines[index])
+        if found is None:
+            index += 1
+            continue
+        start, keys = index, [m.group(1) for m in _KEY.finditer(found.group(1) or found.group(2) or "")]
+        header = None
+        probe = index + 1
+        while probe < len(lines) and probe - index < 30:
+            line = lines[probe]
+            if (named := _HEADER.match(line)) is not None:
+                header = named
+                break
+            if line[:1] not in ("@", " ", "\t", ")", "") and not line.startswith("#"):
+                break  # a statement at the top level: the decorator was not one of a definition
+            keys.extend(m.group(1) for m in _KEY.finditer(line) if line[:1] != "@")
+            probe += 1
+        if header is None:
+            index += 1
+            continue
+        end = probe
+        for after in range(probe + 1, len(lines)):
+            line = lines[after]
+            if line and not line[0].isspace() and not line.startswith(("#", ")", "]", "}")):
+                break
+            if line.strip():
+                end = after
+        out.append((header.group(1), start + 1, end + 1, tuple(dict.fromkeys(k for k in keys if k != header.group(1)))))
+        index = end + 1
+    return tuple(out)
+
+
+def unreached_components(
+    product: Iterable[str],
+    facts: Callable[[str], ImportFacts | None],
+    texts: Iterable[str],
+    read: Callable[[str], str | None],
+) -> dict[str, Unreached]:
+    """Product module -> its registered components that no Python or config text of the
+    project names (`texts`: every such file), when the project's configs name components
+    at all; with the imported names only those components use."""
+    defined: dict[str, list[tuple[str, int, int, tuple[str, ...]]]] = {}
+    for path in sorted(product):
+        fact = facts(path)
+        if fact is not None and fact.registered:
+            defined[path] = list(fact.registered)
+    if not defined:
+        return {}
+    words = {word for found in defined.values() for name, _, _, keys in found for word in (name, *keys)}
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(sorted(map(re.escape, words), key=len, reverse=True)) + r")(?!\w)")
+    named: set[str] = set()
+    configured = False
+    for path in sorted(texts):
+        text = read(path)
+        if not text:
+            continue
+        python = path.endswith(".py")
+        own = defined.get(path, [])
+        for number, line, skip in _lines(text, python):
+            if skip:
+                continue
+            for match in pattern.finditer(line):
+                word = match.group(1)
+                if python and any(start <= number <= end and word in (name, *keys) for name, start, end, keys in own):
+                    continue  # its own body: `super(Head, self)`, its header, its decorator's key
+                named.add(word)
+                quoted = match.start() > 0 and line[match.start() - 1] in "'\""
+                configured = configured or not python or quoted
+    if not configured:
+        return {}
+    out: dict[str, Unreached] = {}
+    for path, components in defined.items():
+        spans = tuple((name, start, end) for name, start, end, keys in components if name not in named and not named.intersection(keys))
+        if spans:
+            out[path] = Unreached(spans, _only_used_there(read(path) or "", spans))
+    return out
+
+
+def _lines(text: str, python: bool) -> Iterable[tuple[int, str, bool]]:
+    """(line number, line, whether its words name nothing): in Python, import statements
+    (parenthesised ones to their close) and `__all__` lists (to their close)."""
+    depth = 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if not python:
+            yield number, line, False
+            continue
+        if depth > 0:
+            depth += line.count("(") + line.count("[") - line.count(")") - line.count("]")
+            yield number, line, True
+            continue
+        if _IMPORT_LINE.match(line) or _ALL.match(line):
+            depth = max(line.count("(") + line.count("[") - line.count(")") - line.count("]"), 0)
+            yield number, line, True
+            continue
+        yield number, line, False
+
+
+def _only_used_there(text: str, spans: tuple[tuple[str, int, int], ...]) -> tuple[tuple[str, str], ...]:
+    """Names a top-level `from x import ...` binds whose every use in the module lies
+    inside the unnamed components (at least one use), with those components."""
+    lines = text.splitlines()
+    bound: dict[str, str] = {}
+    index = 0
+    while index < len(lines):
+        found = _FROM_IMPORT.match(lines[index])
+        index += 1
+        if found is None:
+            continue
+        names = found.group(1)
+        if names.lstrip().startswith("("):
+            while ")" not in names and index < len(lines):
+                names += " " + lines[index]
+                index += 1
+        for part in names.replace("(", " ").replace(")", " ").split("#")[0].split(","):
+            words = part.split()
+            if len(words) == 1:
+                bound[words[0]] = words[0]
+            elif len(words) == 3 and words[1] == "as":
+                bound[words[2]] = words[0]
+    out: list[tuple[str, str]] = []
+    for name, original in sorted(bound.items()):
+        word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+        uses = [n for n, line, skip in _lines(text, True) if not skip and word.search(line.split("#")[0])]
+        owners = {owner for n in uses if (owner := next((c for c, start, end in spans if start <= n <= end), None)) is not None}
+        if uses and all(any(start <= n <= end for _, start, end in spans) for n in uses):
+            out.append((original, ", ".join(sorted(owners))))
+            if name != original:
+                out.append((name, ", ".join(sorted(owners))))
+    return tuple(out)
