@@ -619,12 +619,18 @@ def test_a_project_of_its_own_that_the_product_neither_imports_nor_runs_is_apart
         "models/transformer.py": "from models.ops.modules import MSDeformAttn\n",
         "models/ops/setup.py": 'from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\nsetup(ext_modules=[CUDAExtension("MSDA", ["src/msda.cu"])])\n',
         "models/ops/modules/__init__.py": "import torch\nx = torch.zeros(2).cuda()\n",
+        # blind set 56 (QServe): `kernels/setup.py` builds `qserve_backend.fused_attention`,
+        # which the product imports by that dotted name
+        "main/attention.py": "import fast_backend.fused_attention as fa\n",
+        "fastkernels/setup.py": 'from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\nsetup(ext_modules=[CUDAExtension(name="fast_backend.fused_attention", sources=["csrc/attn.cu"])])\n',
+        "fastkernels/build_utils.py": "import torch\nx = torch.zeros(2).cuda()\n",
     }
     write_tree(tmp_path, files)
     result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
     roles = sorted((f.path, f.role, f.because[0].rule if f.because else None) for f in result.findings if f.rule == "CA003")
     assert roles == [
         ("evalkit/run_eval.py", "library", None),
+        ("fastkernels/build_utils.py", "library", None),
         ("kernels/src/kernels_pkg/ops.py", "library", None),
         ("main/ops/functions/attn.py", "library", None),
         ("models/ops/modules/__init__.py", "library", None),

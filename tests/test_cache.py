@@ -480,6 +480,7 @@ def test_tree_facts_round_trip_through_json() -> None:
         {"third_party/r": ("https://example.org/r.git", True, frozenset({"third_party/r/src/k.cu"}))},
         scripts={"test.py": "test.py defines no test"},
         unreached={"heads/rpn.py": Unreached((("RegionHead", 6, 12),), (("batched_nms", "RegionHead"),))},
+        option_imports={"eval/run.py": {"vllm": "use_vllm"}},
     )
     assert tree_from_json(json.loads(json.dumps(tree_to_json(facts)))) == facts
     assert tree_from_json(tree_to_json(TreeFacts())) == TreeFacts()

@@ -22,7 +22,7 @@ from tpucheck.ruleset import load_ruleset
 
 RULESETS = {target: load_ruleset([]).for_target(target) for target in ("torchtpu", "xla")}
 WORK_RULES = {target: sorted(r.id for r in ruleset.rules if r.inventory not in FACT_INVENTORIES) for target, ruleset in RULESETS.items()}
-PATHS = ("lib/a.py", "lib/b.py", "lib/ops/k.cu", "v1/ops/k.cu", "v2/ops/k.cu", "tests/test_a.py", "examples/demo.py", "lib/experimental/x.py")
+PATHS = ("lib/a.py", "lib/b.py", "lib/ops/k.cu", "v1/ops/k.cu", "v2/ops/k.cu", "tests/test_a.py", "examples/demo.py", "lib/experimental/x.py", "cfg/a.yaml", "cfg/b.yaml", "cfg/c.yaml")
 ROLES = ("library", "library", "script", "test", "example", "benchmark", "docs", "experimental")
 DETAILS = (None, "wkv_forward", "layer_norm_fwd_kernel", "flash_attn", "deepspeed")
 

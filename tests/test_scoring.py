@@ -9,10 +9,13 @@ import random
 from dataclasses import replace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tpucheck.findings import Finding, Span
 from tpucheck.judge.place import placed_severity
 from tpucheck.judge.score import Model, compute_score
+from tpucheck.judge.shares import Share, keep_heaviest
 from tpucheck.ruleset.loader import load_judgement
 from tpucheck.ruleset.model import Rule
 
@@ -333,3 +336,36 @@ def test_kernels_that_are_not_the_core_stay_d(extra: object) -> None:
     assert extra == "guarded" or len([f for f in findings if f.inventory == "kernel"]) / len(work) >= 0.5 or extra[0].rule == "DEV"
     assert result.grade == "D" and result.score <= JUDGEMENT.scoring.kernel_cap
     assert not result.grade_meaning.startswith("the core")
+
+
+def test_one_config_value_in_many_files_costs_at_most_two_firsts() -> None:
+    # Blind set 51: pythia's `backend: nccl` in 875 model configs was priced 89-178 h,
+    # a tenth of an edit per file. One search and replace: the copies together cost at
+    # most `config_copies.at_most` times the first file.
+    def configs(count: int) -> list[Finding]:
+        return [finding("DEV", "major", 0, path=f"configs/m{n}.yml") for n in range(count)]
+
+    at_most = JUDGEMENT.scoring.config_copies_at_most
+    assert at_most is not None
+    one, three, many, more = (judged(configs(n)).effort.high for n in (1, 3, 875, 876))
+    assert three == pytest.approx(one * (1 + 2 * JUDGEMENT.scoring.copy_factor))
+    assert many == pytest.approx(one * (1 + at_most))
+    assert more >= many  # a file added never lowers the hours
+    # the same line of code in Python files: each file in full, the further ones together
+    # at most `line_copies` times the first
+    lines = JUDGEMENT.scoring.line_copies_at_most
+    assert lines is not None
+    code = [judged([finding("DEV", "major", 0, path=f"lib/m{n}.py") for n in range(count)]).effort.high for count in (1, 3, 20)]
+    assert code[1] == pytest.approx(3 * code[0])
+    assert code[2] == pytest.approx((1 + lines) * code[0])
+
+
+@given(st.lists(st.tuples(st.floats(0.1, 10.0), st.floats(0.0, 5.0)), min_size=1, max_size=30), st.tuples(st.floats(0.1, 10.0), st.floats(0.0, 5.0)))
+def test_capped_copies_never_fall_when_a_unit_is_added(units: list[tuple[float, float]], extra: tuple[float, float]) -> None:
+    def total(pairs: list[tuple[float, float]]) -> tuple[float, float, float]:
+        shares = [Share(None, low, low + spread, 1.0) for low, spread in pairs]
+        out = keep_heaviest(shares, 0.1, [[[n] for n in range(len(shares))]], 1.0)
+        return (sum(s.low for s in out), sum(s.high for s in out), sum(s.cost for s in out))
+
+    before, after = total(units), total([*units, extra])
+    assert all(b <= a + 1e-9 for b, a in zip(before, after, strict=True))

@@ -15,9 +15,8 @@ import hashlib
 import multiprocessing
 import os
 import posixpath
-import re
 import sys
-from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
@@ -30,6 +29,7 @@ from tpucheck.analyze.cmake import is_cmake_file
 from tpucheck.analyze.dead_code import dead_code
 from tpucheck.analyze.headers import unincluded_headers
 from tpucheck.analyze.imports import facts_of_bytes, import_facts
+from tpucheck.analyze.option_imports import option_imports
 from tpucheck.analyze.reachability import import_resolver, imported_by, reachability_of
 from tpucheck.analyze.registry import CONFIG_SUFFIXES, unreached_components
 from tpucheck.analyze.submodule_code import submodules_apart
@@ -51,18 +51,17 @@ from tpucheck.discover.walk import (
 from tpucheck.findings import FileResult, Finding, ImportFacts, ScanError, Skipped
 from tpucheck.gates.finish import Assembled, finish
 from tpucheck.judge.entrypoints import (
-    LAUNCHERS,
-    SHELL_COMMENT,
     command_line_helper,
     dead_launch_lines,
     documented_paths,
     entry_point_paths,
     launched_paths,
     nested_projects,
+    options_launched,
     sole_code,
     test_named_scripts,
 )
-from tpucheck.judge.place import UNREACHED, Placement, place
+from tpucheck.judge.place import OPTION_IMPORT, UNREACHED, Placement, place
 from tpucheck.judge.roles import Roles
 from tpucheck.judge.verdict import build_result
 from tpucheck.judge.versions import older_versions
@@ -454,7 +453,7 @@ def _compute_tree_facts(
         reach = dataclasses.replace(reach, own_packages={k: v for k, v in reach.own_packages.items() if k not in names})
     others = [f.path for f in found.files if "native" not in f.kinds]
     options_off, values = _declared_settings(python, facts)
-    launched = _options_launched([f.path for f in found.files], read, {*options_off, *values})
+    launched = options_launched([f.path for f in found.files], read, {*options_off, *values})
     options_off = {name: path for name, path in options_off.items() if name not in launched}
     values = {name: value for name, value in values.items() if name not in launched}
     dead = dead_launch_lines([f.path for f in found.files], read)
@@ -489,24 +488,8 @@ def _compute_tree_facts(
         sole=sole,
         option_values=values,
         unreached=unreached,
+        option_imports=option_imports(product_python, facts, read, options_off) if OPTION_IMPORT in judgement.rationale else {},
     )
-
-
-_PASSED_FLAG = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*)")
-
-
-def _options_launched(paths: Iterable[str], read: Callable[[str], str | None], options_off: Container[str]) -> dict[str, str]:
-    """Settings off by default that the project's own launch scripts turn on (`--enable_
-    deepspeed` in every shipped `scripts/*.sh`), each with the first script passing it: the
-    way the product is run takes that branch, so it is the main path, not an option."""
-    found: dict[str, str] = {}
-    for path in sorted(p for p in paths if p.lower().endswith(LAUNCHERS)):
-        text = SHELL_COMMENT.sub("", read(path) or "")  # `# --fp16 was slower` passes nothing
-        for flag in _PASSED_FLAG.findall(text):
-            name = flag.replace("-", "_")
-            if name in options_off:
-                found.setdefault(name, path)
-    return found
 
 
 def _checks(python: Iterable[str], facts: Callable[[str], ImportFacts | None]) -> dict[str, str]:
@@ -560,7 +543,7 @@ def assemble(
     rules = ruleset.by_id()
     roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files, tree.scripts, tree.sole)
     judged = ruleset.judgement
-    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained, tree.imported if tree.reach is not None else None, tree.option_values, tree.unreached)
+    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained, tree.imported if tree.reach is not None else None, tree.option_values, tree.unreached, tree.option_imports)
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)

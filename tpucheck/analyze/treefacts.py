@@ -86,6 +86,9 @@ class TreeFacts:
     unreached: dict[str, Unreached] = field(default_factory=dict)
     """Product modules -> their registered components that no config or code of the
     project names, with the imports only those use (analyze/registry.py)."""
+    option_imports: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Product modules -> names they import at load and use only behind an option off by
+    default -> that option (analyze/option_imports.py)."""
 
     @property
     def trains(self) -> bool | None:
@@ -131,13 +134,14 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "sole": [[path, why] for path, why in sorted(tree.sole.items())],
         "option_values": [[name, default, path] for name, (default, path) in sorted(tree.option_values.items())],
         "unreached": [[path, [list(s) for s in u.spans], [list(n) for n in u.names]] for path, u in sorted(tree.unreached.items())],
+        "option_imports": [[path, [[name, option] for name, option in sorted(names.items())]] for path, names in sorted(tree.option_imports.items())],
     }
 
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts", "untrained", "imported", "sole", "option_values", "unreached"}:
-        raise TypeError("tree facts must be an object with exactly their nineteen fields")
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts", "untrained", "imported", "sole", "option_values", "unreached", "option_imports"}:
+        raise TypeError("tree facts must be an object with exactly their twenty fields")
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
@@ -182,6 +186,7 @@ def tree_from_json(data: Any) -> TreeFacts:
         sole=_pairs(data["sole"]),
         option_values=_values(data["option_values"]),
         unreached=_unreached(data["unreached"]),
+        option_imports={expect_str(path): _pairs(names) for path, names in (expect_list(item, length=2) for item in expect_list(data["option_imports"]))},
     )
 
 

@@ -24,7 +24,7 @@ from tpucheck.judge.settings import compared_setting
 from tpucheck.ruleset.judgement import CONFIG_SWITCH, DROP_IN, KNOWN_CALL, Scoring
 from tpucheck.ruleset.model import Rule
 
-__all__ = ["UNREACHED", "Placed", "Placement", "place", "placed_severity"]
+__all__ = ["OPTION_IMPORT", "UNREACHED", "Placed", "Placement", "place", "placed_severity"]
 
 BRANCH = "alternative.other-accelerator-branch"
 """The why-rule of code under a test that holds only on another accelerator."""
@@ -38,6 +38,9 @@ OWN_PACKAGE = "set-aside.own-package"
 
 UNREACHED = "severity.unreached-component"
 """The why-rule of a blocker only a registered component that no config names meets."""
+
+OPTION_IMPORT = "severity.option-only-import"
+"""The why-rule of a package imported at load and used only behind an option off by default."""
 
 EXPERIMENTAL = "experimental"
 """The role of opt-in experimental code: priced apart, at most minor."""
@@ -76,6 +79,8 @@ class Placement:
     """Settings with one literal default that is no flag -> (default, where) (TreeFacts)."""
     unreached: dict[str, Unreached] = field(default_factory=dict)
     """Path -> its registered components no config names (TreeFacts.unreached)."""
+    option_imports: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Path -> names imported at load, used only behind an off option -> it (TreeFacts)."""
 
     def older_version(self, path: str) -> Reason | None:
         """Why the file is set aside whole: it, or a folder holding it, is an older version
@@ -186,6 +191,9 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
         if wanted == "blocker" and not guarded and (unreached := _unreached(match, placement.unreached.get(result.path))) is not None:
             because.append(unreached)  # audit AR: AdaMixer's unused mmdet heads
             wanted = "major"
+        elif wanted == "blocker" and not guarded and rule.inventory == "package" and (behind := _behind_option(match, placement.option_imports.get(result.path), placement.options_off)) is not None:
+            because.append(behind)  # blind set 55: LESS's eval scripts and `--use_vllm`
+            wanted = "major"
         if rule.installs_on_tpu and result.kind == "manifest":
             # audits M and R: a pin nothing imports is no work; the imports are reported where they are
             because.append(Reason("severity.install", f"`{match.detail or rule.name}` installs and imports on a TPU host: only its use in code is work"))
@@ -250,6 +258,18 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
     placed.findings, same_edit = _drop_superseded(placed.findings, rules)
     placed.set_aside.extend(same_edit)
     return placed
+
+
+def _behind_option(match: RawMatch, names: dict[str, str] | None, declared: dict[str, str]) -> Reason | None:
+    """A package the module imports at load and uses only behind an option off by default:
+    the import is an edit (moved under the option), the default path needs no package."""
+    if not names or not match.detail:
+        return None
+    option = names.get(match.detail) or names.get(match.detail.partition(".")[0])
+    if option is None:
+        return None
+    where = declared.get(option, "")
+    return Reason(OPTION_IMPORT, f"`{match.detail}` is imported at load but used only under a test of `{option}`, off by default ({where}): the import moves under the option, the default path needs no package")
 
 
 def _unreached(match: RawMatch, unreached: Unreached | None) -> Reason | None:

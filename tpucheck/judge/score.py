@@ -38,7 +38,7 @@ from tpucheck.findings import Finding
 from tpucheck.judge.known_ops import KNOWN_OP
 from tpucheck.judge.place import OWN_EXTENSION, UNUSED_PACKAGE
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES
-from tpucheck.judge.shares import Share, command_of, keep_heaviest
+from tpucheck.judge.shares import Share, command_of, keep_heaviest, line_copies
 from tpucheck.ruleset.judgement import CONFIG_SWITCH, DROP_IN, KNOWN_CALL, Judgement, Scoring
 from tpucheck.ruleset.model import Rule
 
@@ -200,7 +200,8 @@ class Model:
                 else:
                     out.append(share)
         out.extend(self._without_copies(kernels))
-        return self._shared_fixes(self._config_copies(out))
+        copied = line_copies(self._config_copies(out), self.s.line_copies_at_most, self.s.config_suffixes, lambda f: f.guarded or self.is_kernel(f), bucket)
+        return self._shared_fixes(copied)
 
     def _shared_fixes(self, shares: list[Share]) -> list[Share]:
         """A missing op used in several files is one helper written once: per rule, the
@@ -230,7 +231,7 @@ class Model:
             path = finding.path.lower()
             key = command_of(finding.snippet) if path.endswith(self.s.command_suffixes) else ""
             copies.setdefault((finding.rule, bucket(finding), key or finding.snippet), []).append([at])
-        return keep_heaviest(shares, self.s.copy_factor, list(copies.values()))
+        return keep_heaviest(shares, self.s.copy_factor, list(copies.values()), self.s.config_copies_at_most)
 
     def _without_copies(self, kernels: list[tuple[Share, float]]) -> list[Share]:
         """A kernel of the same rule and name in another folder is a copy (a vendored or

@@ -28,13 +28,15 @@ class Share:
         return (self.low + self.high) / 2 * self.weight
 
 
-def keep_heaviest(shares: list[Share], copy: float, groups: list[list[list[int]]]) -> list[Share]:
+def keep_heaviest(shares: list[Share], copy: float, groups: list[list[list[int]]], at_most: float | None = None) -> list[Share]:
     """In each group of units (a unit: the positions of some shares), the heaviest unit
     keeps its price and every other costs a copy. "Heaviest" is taken per measure (low
     hours, high hours, cost), since one unit may lead on cost and another on hours
     (a blocker against a guarded major): each total is then (1 - copy) x max + copy x
     sum, which a finding added never lowers (the Hypothesis property in
-    tests/test_score_properties.py)."""
+    tests/test_score_properties.py). With `at_most`, the copies of a group together cost
+    at most that many times its heaviest unit, per measure: min(copy x rest, at_most x
+    max), which grows with every unit added as well."""
     out = list(shares)
     for group in groups:
         # An info finding's hours are not validated (Model.validation, judge/score.py):
@@ -44,8 +46,15 @@ def keep_heaviest(shares: list[Share], copy: float, groups: list[list[list[int]]
         if len(units) < 2:
             continue
         full = [max(range(len(units)), key=lambda u: (sum(measure(shares[at]) for at in units[u]), -u)) for measure in _MEASURES]
+        factors = [copy, copy, copy]
+        if at_most is not None:
+            for m, (measure, keep) in enumerate(zip(_MEASURES, full, strict=True)):
+                heaviest = sum(measure(shares[at]) for at in units[keep])
+                rest = sum(measure(shares[at]) for u, unit in enumerate(units) if u != keep for at in unit)
+                if rest > 0 and copy * rest > at_most * heaviest:
+                    factors[m] = at_most * heaviest / rest
         for index, unit in enumerate(units):
-            low, high, cost = (1.0 if index == keep else copy for keep in full)
+            low, high, cost = (1.0 if index == keep else factors[m] for m, keep in enumerate(full))
             for at in unit:
                 out[at] = _scaled(shares[at], low, high, cost)
     return out
@@ -88,3 +97,24 @@ def command_of(line: str) -> str:
             continue
         words.append(token)
     return " ".join(words)
+
+
+def line_copies(
+    shares: list[Share], at_most: float | None, config_suffixes: tuple[str, ...], skip: Callable[[Finding], bool], bucket: Callable[[Finding], str]
+) -> list[Share]:
+    """The same line of code in many files (a recipe's `scaler = GradScaler(...)` in each
+    of 93 copied training scripts) is edited by hand a few times, then by search and
+    replace: each file keeps its price, but the copies of one line together cost at most
+    `at_most` times the heaviest file (keep_heaviest's cap). Config files have their own
+    copies (`config_copies`); `skip` leaves out what is no edit (kernels, fallback-kept)."""
+    if at_most is None:
+        return shares
+    files: dict[tuple[str, str, str], dict[str, list[int]]] = {}
+    for at, share in enumerate(shares):
+        finding = share.finding
+        if finding is None or skip(finding) or (config_suffixes and finding.path.lower().endswith(config_suffixes)):
+            continue
+        line = " ".join(finding.snippet.split())
+        if line:
+            files.setdefault((finding.rule, bucket(finding), line), {}).setdefault(finding.path, []).append(at)
+    return keep_heaviest(shares, 1.0, [list(per_file.values()) for per_file in files.values() if len(per_file) > 1], at_most)

@@ -138,6 +138,12 @@ class Scoring:
     config_suffixes: tuple[str, ...] = ()
     """Structured config files, where the same value of the same rule in several files is
     one edit (the first priced, the others copies)."""
+    line_copies_at_most: float | None = None
+    """The copies of one line of code across files cost at most this many times its
+    heaviest file (`line_copies`)."""
+    config_copies_at_most: float | None = None
+    """The copies of one config value cost at most this many times its first file: one
+    search and replace, however many files it touches."""
     command_suffixes: tuple[str, ...] = ()
     """Launch scripts, where the same command (`torch.distributed.launch`) in several
     files is one edit whatever its arguments."""
@@ -397,6 +403,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             copy_factor=float(score_raw["copy_factor"]),
             config_suffixes=tuple(str(x).lower() for x in score_raw.get("config_copies", {}).get("suffixes", ())),
             command_suffixes=tuple(str(x).lower() for x in score_raw.get("config_copies", {}).get("command_suffixes", ())),
+            line_copies_at_most=float(score_raw["line_copies"]["at_most"]) if "line_copies" in score_raw else None,
+            config_copies_at_most=float(score_raw["config_copies"]["at_most"]) if "at_most" in score_raw.get("config_copies", {}) else None,
             shared_fix_categories=frozenset(score_raw.get("shared_fixes", {}).get("categories", ())),
             reference_factor=float(score_raw["reference_factor"]),
             hours_unit=float(score_raw["hours_unit"]),

