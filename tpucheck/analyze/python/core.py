@@ -160,6 +160,10 @@ class BaseWalker:
         """Whether any alias stands for more than one name yet: until then no lookup pays
         for alternatives."""
         self.alias_names: set[str] = set()
+        self.alias_guards: dict[str, Guard] = {}
+        """Names made an alias inside a branch only CUDA takes (`if torch.cuda.is_available():
+        extension = CUDAExtension`), with that branch's guard: a call through the name after
+        the branch runs the CUDA binding only where CUDA is (detectron2's setup.py, audit AU)."""
         self.alias_choices: dict[str, cst.IfExp] = {}
         """Names bound to a conditional of two names (`dtype = torch.float16 if c else
         torch.float32`): a match on the name holds on one arm only (`chosen_arm`)."""
@@ -229,12 +233,15 @@ class BaseWalker:
         frame = self.frame
         if (frame.annotation and rule_matcher[1].kind != "call") or (frame.failure and rule_matcher[0].category == "host-sync"):
             return
+        guard = frame.guard
+        if guard is None and self.alias_guards and isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            guard = self.alias_guards.get(node.func.value)
         on_host = rule_matcher[0].category in self.index.host_categories and (
             (receiver_on_host and rule_matcher[1].kind == "method") or frame.data_class
         )
         self.hits.append(
             Hit(
-                rule_matcher, node, frame.guard, detail, start, frame.in_loop, frame.functions, frame.decorators,
+                rule_matcher, node, guard, detail, start, frame.in_loop, frame.functions, frame.decorators,
                 frame.guard_test, frame.periodic, frame.role, on_host, frame.report, frame.default, frame.output, frame.fatal,
                 id(node) in self.copies or frame.follows_half, scalars=scalars,
             )

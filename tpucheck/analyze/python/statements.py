@@ -495,8 +495,14 @@ class StatementWalker(BaseWalker):
         scope = self.frame.scope
         for target in targets:
             if isinstance(target, cst.Name) and resolved is not None:
+                before = scope.alias_targets(target.value)
                 scope.bind_alias(target.value, resolved)
                 self.alias_names.add(target.value)
+                guard = self.frame.guard
+                if guard is not None and guard.rule == "guard.test" and before != resolved:
+                    self.alias_guards[target.value] = guard
+                else:
+                    self.alias_guards.pop(target.value, None)
                 if isinstance(value, cst.IfExp) and len(resolved) > 1:
                     self.alias_choices[target.value] = value
             elif not (isinstance(value, cst.Name) and value.value == "None"):
