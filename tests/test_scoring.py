@@ -369,3 +369,22 @@ def test_capped_copies_never_fall_when_a_unit_is_added(units: list[tuple[float, 
 
     before, after = total(units), total([*units, extra])
     assert all(b <= a + 1e-9 for b, a in zip(before, after, strict=True))
+
+
+def test_the_validation_floor_is_a_minimum_not_an_addend() -> None:
+    # Blind sets 57 and 58: floor plus size term priced a 2k-line product's validation at
+    # 5-14 h, twice the raters' single 2-6 h item. The size term counts above the floor.
+    assert JUDGEMENT.scoring.validation_floor_is_minimum
+    both = ("training", "inference")
+    floor_low = sum(JUDGEMENT.scoring.validation[w][0] for w in both)
+    floor_high = sum(JUDGEMENT.scoring.validation[w][1] for w in both)
+    size_low, size_high = JUDGEMENT.scoring.validation_size
+    exponent = JUDGEMENT.scoring.validation_size_exponent or 0.5
+    small = compute_score([], RULES, JUDGEMENT, both, product_lines=2000)
+    assert (small.effort.low, small.effort.high) == pytest.approx((floor_low, floor_high))  # the size term is under the floor
+    large = compute_score([], RULES, JUDGEMENT, both, product_lines=50_000)
+    # above the floor the size term is all (the range narrowed to its ratio around the same middle)
+    assert math.sqrt(large.effort.low * large.effort.high) == pytest.approx(math.sqrt(size_low * size_high) * 50**exponent)
+    # a larger product never costs less to validate
+    sizes = [compute_score([], RULES, JUDGEMENT, both, product_lines=n).effort.high for n in (0, 1000, 3000, 10_000, 30_000, 100_000)]
+    assert sizes == sorted(sizes)

@@ -180,6 +180,9 @@ class Scoring:
     is compared with the CUDA run, so validation grows with what was ported."""
     validation_size: tuple[float, float] = (0.0, 0.0)
     validation_size_exponent: float | None = None
+    validation_floor_is_minimum: bool = False
+    """Whether a workload's floor is the least its validation costs (the size term counts
+    only above it) rather than an hours added to the size term."""
     """None: the size term grows with log2(1 + thousands of lines); a number: with the
     thousands of lines to that power (a steeper curve, set from the blind bands)."""
     """Hours per doubling of the product's size, log2(1 + thousands of product Python
@@ -422,6 +425,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             validation_weight=float(score_raw["validation"]["weight"]),
             validation_share=float(score_raw["validation"].get("share", 0.0)),
             validation_size=_range(score_raw["validation"]["size"]) if "size" in score_raw["validation"] else (0.0, 0.0),
+            validation_floor_is_minimum=bool(score_raw["validation"].get("floor_is_minimum", False)),
             validation_size_exponent=float(score_raw["validation"]["size"]["exponent"]) if "exponent" in score_raw["validation"].get("size", {}) else None,
             core_hours_share=float(score_raw.get("core", {}).get("kernel_hours_share", 1.1)),
             core_files_share=float(score_raw.get("core", {}).get("kernel_files_share", 1.1)),
