@@ -264,16 +264,15 @@ class Model:
         """Per workload: the floor (a run on the target and a numerics check, never 0), plus
         `share` of the product's porting hours on that workload (each replaced part is
         compared with the CUDA run); a part that serves several workloads is split among
-        them; plus the product's size term (`validation_size` times a power of its thousands
-        of lines), split among the workloads, above the floor where the floor is a minimum
-        (`floor_is_minimum`). Porting hours only grow with findings, so
+        them; plus the product's size term (`validation_size` x a power of its thousands of
+        lines, split among the workloads; above the floor, `floor_is_minimum`). Porting hours only grow with findings, so
         validation does too; the size term depends on no finding."""
         known = [w for w in workloads if w in self.s.validation]
         thousands = max(product_lines, 0) / 1000.0
         exponent = self.s.validation_size_exponent
         size = (math.log2(1.0 + thousands) if exponent is None else thousands**exponent) / max(len(known), 1)
         extra = {w: [self.s.validation_size[0] * size, self.s.validation_size[1] * size] for w in known}
-        if self.s.validation_floor_is_minimum:  # the floor is the least: size counts above it
+        if self.s.validation_floor_is_minimum:
             extra = {w: [max(lo - self.s.validation[w][0], 0.0), max(hi - self.s.validation[w][1], 0.0)] for w, (lo, hi) in extra.items()}
         if self.s.validation_share:
             for share in ported:
@@ -284,10 +283,7 @@ class Model:
                 for w in serves:
                     extra[w][0] += share.low * self.s.validation_share / len(serves)
                     extra[w][1] += share.high * self.s.validation_share / len(serves)
-        return [
-            Share(None, self.s.validation[w][0] + extra[w][0], self.s.validation[w][1] + extra[w][1], self.s.validation_weight, workload=w)
-            for w in known
-        ]
+        return [Share(None, self.s.validation[w][0] + extra[w][0], self.s.validation[w][1] + extra[w][1], self.s.validation_weight, workload=w) for w in known]
 
     # -- numbers -------------------------------------------------------------------------
 
