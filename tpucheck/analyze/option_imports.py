@@ -19,15 +19,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Container, Iterable, Mapping
 
+from tpucheck.analyze.top_names import code_lines, top_level_bindings, use_lines
 from tpucheck.findings import ImportFacts
 
 __all__ = ["option_imports", "option_only_imports"]
 
-_IMPORT = re.compile(r"^import[ \t]+([\w.]+)(?:[ \t]+as[ \t]+(\w+))?[ \t]*(?:#.*)?$")
-_FROM = re.compile(r"^from[ \t]+([\w.]+)[ \t]+import[ \t]+([\w ,\t]+?)[ \t]*(?:#.*)?$")
 _TEST = re.compile(r"^[ \t]*(?:el)?if[ \t(]+(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*)[ \t)]*:[ \t]*(?:#.*)?$")
-_STRING = re.compile(r"""(?:[rbfuRBFU]{0,2})(?:"[^"\n]*"|'[^'\n]*')""")
-"""A one-line string literal: its words name nothing (`help="use the vllm library"`)."""
 _HEADER = re.compile(r"^[ \t]*(?:el)?if\b|^[ \t]*else[ \t]*:")
 
 
@@ -35,35 +32,13 @@ def option_only_imports(text: str, off: Container[str]) -> dict[str, str]:
     """Imported name (as written in the import, and as bound) -> the option every use of
     it is behind, for a module's top-level imports."""
     lines = text.splitlines()
-    bound: dict[str, str] = {}  # bound name -> module or name as imported
-    for line in lines:
-        if (found := _IMPORT.match(line)) is not None:
-            module, alias = found.group(1), found.group(2)
-            bound[alias or module.partition(".")[0]] = module if alias else module.partition(".")[0]
-        elif (found := _FROM.match(line)) is not None:
-            for part in found.group(2).split(","):
-                words = part.split()
-                if len(words) == 1:
-                    bound[words[0]] = f"{found.group(1)}.{words[0]}"
-                elif len(words) == 3 and words[1] == "as":
-                    bound[words[2]] = f"{found.group(1)}.{words[0]}"
+    code = code_lines(text)
     out: dict[str, str] = {}
-    for name, imported in sorted(bound.items()):
-        word = re.compile(rf"(?<![\w.]){re.escape(name)}(?![\w])")
-        options: set[str] = set()
-        uses = 0
-        for number, line in enumerate(lines):
-            code = _STRING.sub('""', line).split("#", 1)[0]
-            if not word.search(code) or _IMPORT.match(line) or _FROM.match(line) or code.lstrip().startswith(("import ", "from ")):
-                continue
-            uses += 1
-            option = _behind(lines, number, off)
-            if option is None:
-                options.clear()
-                break
-            options.add(option)
-        if uses and options:
-            option = sorted(options)[0]
+    for name, (imported, _) in sorted(top_level_bindings(text).items()):
+        uses = use_lines(code, name)
+        options = [_behind(lines, number - 1, off) for number in uses]
+        if uses and None not in options:
+            option = sorted(o for o in options if o is not None)[0]
             out[name] = option
             out.setdefault(imported, option)
     return out

@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from tpucheck.analyze.top_names import code_lines, statement_lines, top_level_bindings, use_lines
 from tpucheck.findings import ImportFacts
 
 __all__ = ["CONFIG_SUFFIXES", "Unreached", "registered_components", "unreached_components"]
@@ -38,9 +39,6 @@ with no argument, a string key or keywords. A bare `@x.register` (atexit) or one
 type (`@to_device.register(Tensor)`: functools.singledispatch) registers no component."""
 _HEADER = re.compile(r"^(?:async[ \t]+)?(?:class|def)[ \t]+([A-Za-z_]\w*)")
 _KEY = re.compile(r"""(?:\bname\s*=\s*)?['"]([A-Za-z_][\w.-]*)['"]""")
-_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b")
-_ALL = re.compile(r"^[ \t]*__all__[ \t]*(?:\+?=|:)")
-_FROM_IMPORT = re.compile(r"^from[ \t]+[\w.]+[ \t]+import[ \t]+(.*)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +121,7 @@ def unreached_components(
             continue
         python = path.endswith(".py")
         own = defined.get(path, [])
-        for number, line, skip in _lines(text, python):
+        for number, line, skip in statement_lines(text, python):
             if skip:
                 continue
             for match in pattern.finditer(line):
@@ -143,54 +141,20 @@ def unreached_components(
     return out
 
 
-def _lines(text: str, python: bool) -> Iterable[tuple[int, str, bool]]:
-    """(line number, line, whether its words name nothing): in Python, import statements
-    (parenthesised ones to their close) and `__all__` lists (to their close)."""
-    depth = 0
-    for number, line in enumerate(text.splitlines(), 1):
-        if not python:
-            yield number, line, False
-            continue
-        if depth > 0:
-            depth += line.count("(") + line.count("[") - line.count(")") - line.count("]")
-            yield number, line, True
-            continue
-        if _IMPORT_LINE.match(line) or _ALL.match(line):
-            depth = max(line.count("(") + line.count("[") - line.count(")") - line.count("]"), 0)
-            yield number, line, True
-            continue
-        yield number, line, False
-
-
 def _only_used_there(text: str, spans: tuple[tuple[str, int, int], ...]) -> tuple[tuple[str, str], ...]:
     """Names a top-level `from x import ...` binds whose every use in the module lies
     inside the unnamed components (at least one use), with those components."""
-    lines = text.splitlines()
-    bound: dict[str, str] = {}
-    index = 0
-    while index < len(lines):
-        found = _FROM_IMPORT.match(lines[index])
-        index += 1
-        if found is None:
-            continue
-        names = found.group(1)
-        if names.lstrip().startswith("("):
-            while ")" not in names and index < len(lines):
-                names += " " + lines[index]
-                index += 1
-        for part in names.replace("(", " ").replace(")", " ").split("#")[0].split(","):
-            words = part.split()
-            if len(words) == 1:
-                bound[words[0]] = words[0]
-            elif len(words) == 3 and words[1] == "as":
-                bound[words[2]] = words[0]
+    lines = code_lines(text)
     out: list[tuple[str, str]] = []
-    for name, original in sorted(bound.items()):
-        word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
-        uses = [n for n, line, skip in _lines(text, True) if not skip and word.search(line.split("#")[0])]
-        owners = {owner for n in uses if (owner := next((c for c, start, end in spans if start <= n <= end), None)) is not None}
-        if uses and all(any(start <= n <= end for _, start, end in spans) for n in uses):
-            out.append((original, ", ".join(sorted(owners))))
+    for name, (imported, from_import) in sorted(top_level_bindings(text).items()):
+        if not from_import:
+            continue
+        uses = use_lines(lines, name)
+        owners = [next((c for c, start, end in spans if start <= n <= end), None) for n in uses]
+        if uses and None not in owners:
+            components = ", ".join(sorted({o for o in owners if o is not None}))
+            original = imported.rpartition(".")[2]
+            out.append((original, components))
             if name != original:
-                out.append((name, ", ".join(sorted(owners))))
+                out.append((name, components))
     return tuple(out)
