@@ -27,6 +27,7 @@ from tpucheck.analyze.cache import CacheStats, ResultCache
 from tpucheck.analyze.chosen import chosen_kernel_modules
 from tpucheck.analyze.cmake import is_cmake_file
 from tpucheck.analyze.dead_code import dead_code
+from tpucheck.analyze.declared import declared_settings
 from tpucheck.analyze.headers import unincluded_headers
 from tpucheck.analyze.imports import facts_of_bytes, import_facts
 from tpucheck.analyze.option_imports import option_imports
@@ -452,7 +453,7 @@ def _compute_tree_facts(
         names = {name for name, _ in vendored.values()}
         reach = dataclasses.replace(reach, own_packages={k: v for k, v in reach.own_packages.items() if k not in names})
     others = [f.path for f in found.files if "native" not in f.kinds]
-    options_off, values = _declared_settings(python, facts)
+    options_off, values = declared_settings(python, facts, [f.path for f in found.files], read)
     launched = options_launched([f.path for f in found.files], read, {*options_off, *values})
     options_off = {name: path for name, path in options_off.items() if name not in launched}
     values = {name: value for name, value in values.items() if name not in launched}
@@ -501,29 +502,6 @@ def _checks(python: Iterable[str], facts: Callable[[str], ImportFacts | None]) -
         for name in fact.checks if fact is not None else ():
             found.setdefault(name, path)
     return found
-
-
-def _declared_settings(python: Iterable[str], facts: Callable[[str], ImportFacts | None]) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
-    """The project's settings, read once from every module's declarations
-    (`ImportFacts.options`), each with the first file (in path order) declaring it:
-
-    - off by default and nowhere on (`use_qlora: bool = False`): a name declared both ways
-      (two config classes) settles nothing;
-    - with one literal default that is no flag (`bits: int = 16`, `--loss default='l1'`),
-      with that default: a test comparing one with literals (`if training_args.bits in
-      [4, 8]:`) is decided at the default; a name declared with two defaults settles
-      nothing."""
-    defaults: dict[str, set[str]] = {}
-    first: dict[str, str] = {}
-    for path in sorted(python):
-        fact = facts(path)
-        for name, default in fact.options if fact is not None else ():
-            defaults.setdefault(name, set()).add(default)
-            first.setdefault(name, path)
-    flags = {"True", "False", "None"}
-    off = {name: first[name] for name, found in sorted(defaults.items()) if found <= {"False", "None"}}
-    values = {name: (next(iter(found)), first[name]) for name, found in sorted(defaults.items()) if len(found) == 1 and not found & flags}
-    return off, values
 
 
 def assemble(

@@ -211,8 +211,9 @@ class ImportFacts:
     options: tuple[tuple[str, str], ...] = ()
     """Settings the module declares, each with its default as literal code: a config field
     (`use_qlora: bool = False`, `bits: int = field(default=16)`), a `store_true` flag or an
-    argparse option with a literal default, a module-level `USE_X = False`. The project's
-    table of them settles tests of settings that a module reads but does not declare."""
+    argparse option with a literal default, a click option, a module-level `USE_X = False`,
+    a config-tree key (`_C.MODEL.MORE_POS = False`). The project's table of them
+    (analyze/declared.py) settles tests of settings that a module reads but does not declare."""
     jit_builds: tuple[JitBuild, ...] = ()
     jit_loaders: tuple[str, ...] = ()
     """Module-level functions that pass `cpp_extension.load` sources their callers give."""

@@ -14,7 +14,7 @@ even in a docstring), which only ever keeps a finding at its full weight.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from fnmatch import fnmatchcase
 
@@ -54,14 +54,25 @@ _FIELD = re.compile(r"^[ \t]+([A-Za-z_]\w*)[ \t]*:[^=\n]*=[ \t]*(?:field\(\s*def
 _FLAG = re.compile(r"add_argument\(\s*(?:[\"'][^\"']*[\"']\s*,\s*)?[\"']--([\w-]+)[\"'][^)]*?\baction\s*=\s*[\"']store_(true|false)[\"']")
 _ARGUMENT = re.compile(r"add_argument\(\s*(?:[\"'][^\"']*[\"']\s*,\s*)?[\"']--([\w-]+)[\"'](?:(?!\baction\s*=)[^)])*?\bdefault\s*=\s*" + _DEFAULT + r"\s*[,)]")
 _CONSTANT = re.compile(r"^([A-Za-z_]\w*)[ \t]*=[ \t]*(True|False|None)[ \t]*(?:#.*)?$", re.MULTILINE)
+_CONFIG_KEY = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\.([A-Za-z_]\w*)[ \t]*=[ \t]*" + _DEFAULT + r"[ \t]*(?:#.*)?$", re.MULTILINE)
+"""A module-level assignment of a literal to a node of a config tree (`_C.MODEL.MORE_POS =
+False`, `model.box_pooler.pooler_type = "ROIPool"`)."""
+_CLICK = re.compile(r"click\.option\(\s*(?:[\"']-\w[\"']\s*,\s*)?[\"']--([\w-]+)(/--[\w-]+)?[\"']")
+_CLICK_DEFAULT = re.compile(r"\bdefault\s*=\s*" + _DEFAULT + r"\s*[,)]")
+OVERRIDE = "="
+"""Marks a name `declared_options` read from a lower-case config assignment: a value the
+project sets, which joins a declared setting's values but declares nothing by itself
+(`torch.backends.cudnn.enabled = False` is no option of the project's)."""
 
 
 def declared_options(text: str) -> tuple[tuple[str, str], ...]:
     """The settings a module declares, each with its default as literal code (`False`,
     `16`, `'nf4'`), in order: annotated fields of a config class (`use_qlora: bool = False`,
     `bits: int = 16`, also through `field(default=...)`), argparse `store_true`/`store_false`
-    flags and options with a literal `default=`, and module-level `USE_X = False`
-    constants. Line-based like the imports: a declaration the patterns miss only leaves a
+    flags and options with a literal `default=`, click options (`is_flag=True`, `default=`),
+    module-level `USE_X = False` constants, and the keys of a config tree set at module
+    level (`_C.MODEL.MORE_POS = False`, also as `more_pos`; a lower-case key only as an
+    `OVERRIDE`). Line-based like the imports: a declaration the patterns miss only leaves a
     test of it undecided, which keeps its findings at full weight."""
     found: list[tuple[str, str]] = []
     if ":" in text:
@@ -70,7 +81,32 @@ def declared_options(text: str) -> tuple[tuple[str, str], ...]:
         found.extend((m.group(1).replace("-", "_"), "True" if m.group(2) == "false" else "False") for m in _FLAG.finditer(text))
         found.extend((m.group(1).replace("-", "_"), _canonical(m.group(2))) for m in _ARGUMENT.finditer(text))
     found.extend((m.group(1), m.group(2)) for m in _CONSTANT.finditer(text))
+    if "click" in text:
+        found.extend(_click_options(text))
+    if "." in text:
+        for m in _CONFIG_KEY.finditer(text):
+            key, default = m.group(1), _canonical(m.group(2))
+            if key.isupper():  # yacs: `_C.MODEL.MORE_POS` is read as `cfg...MORE_POS` or `more_pos`
+                found.extend(((key, default), (key.lower(), default)))
+            else:
+                found.append((OVERRIDE + key, default))
     return tuple(found)
+
+
+def _click_options(text: str) -> Iterator[tuple[str, str]]:
+    """`@click.option("--sync-bn", is_flag=True, default=False)`: a flag is off unless its
+    default says otherwise; an option with a literal `default=` has that default. The
+    arguments are read up to the next decorator or `def`."""
+    for m in _CLICK.finditer(text):
+        rest = text[m.end() : m.end() + 600]
+        stop = min((i for i in (rest.find("\n@"), rest.find("\ndef "), rest.find("click.option(")) if i >= 0), default=len(rest))
+        rest = rest[:stop]
+        default = _CLICK_DEFAULT.search(rest)
+        name = m.group(1).replace("-", "_")
+        if default is not None:
+            yield name, _canonical(default.group(1))
+        elif re.search(r"\bis_flag\s*=\s*True\b", rest) or m.group(2):
+            yield name, "False"
 
 
 def _canonical(code: str) -> str:

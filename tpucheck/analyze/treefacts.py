@@ -79,10 +79,11 @@ class TreeFacts:
     untrained: dict[str, str] = field(default_factory=dict)
     """Product modules that only scripts training nothing reach, each with those scripts
     (analyze/training_reach.py): what only a backward pass meets is not on their path."""
-    option_values: dict[str, tuple[str, str]] = field(default_factory=dict)
-    """Settings declared with one literal default that is no flag (`bits: int = 16`), each
-    with that default and the first file declaring it, and none a launch script passes:
-    a comparison of one with literals that fails at the default guards its side."""
+    option_values: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
+    """Settings declared with literal values that are no flag (`bits: int = 16`, a yacs
+    key's default and the values its YAML configs set), each with all those values and the
+    first file declaring it, and none a launch script passes: a comparison of one with
+    literals that none of them satisfies guards its side (analyze/declared.py)."""
     unreached: dict[str, Unreached] = field(default_factory=dict)
     """Product modules -> their registered components that no config or code of the
     project names, with the imports only those use (analyze/registry.py)."""
@@ -132,7 +133,7 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "untrained": [[path, why] for path, why in sorted(tree.untrained.items())],
         "imported": sorted(tree.imported),
         "sole": [[path, why] for path, why in sorted(tree.sole.items())],
-        "option_values": [[name, default, path] for name, (default, path) in sorted(tree.option_values.items())],
+        "option_values": [[name, list(found), path] for name, (found, path) in sorted(tree.option_values.items())],
         "unreached": [[path, [list(s) for s in u.spans], [list(n) for n in u.names]] for path, u in sorted(tree.unreached.items())],
         "option_imports": [[path, [[name, option] for name, option in sorted(names.items())]] for path, names in sorted(tree.option_imports.items())],
     }
@@ -200,11 +201,11 @@ def _unreached(data: Any) -> dict[str, Unreached]:
     return out
 
 
-def _values(data: Any) -> dict[str, tuple[str, str]]:
-    out: dict[str, tuple[str, str]] = {}
+def _values(data: Any) -> dict[str, tuple[tuple[str, ...], str]]:
+    out: dict[str, tuple[tuple[str, ...], str]] = {}
     for item in expect_list(data):
-        name, default, path = expect_list(item, length=3)
-        out[expect_str(name)] = (expect_str(default), expect_str(path))
+        name, found, path = expect_list(item, length=3)
+        out[expect_str(name)] = (tuple(expect_str(v) for v in expect_list(found)), expect_str(path))
     return out
 
 

@@ -75,8 +75,8 @@ class Placement:
     """Product modules only scripts that train nothing reach -> those scripts (TreeFacts.untrained)."""
     imported: frozenset[str] | None = None
     """Module names the product imports (TreeFacts.imported); None when the tree was not read."""
-    option_values: dict[str, tuple[str, str]] = field(default_factory=dict)
-    """Settings with one literal default that is no flag -> (default, where) (TreeFacts)."""
+    option_values: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
+    """Settings with literal values that are no flag -> (their values, where) (TreeFacts)."""
     unreached: dict[str, Unreached] = field(default_factory=dict)
     """Path -> its registered components no config names (TreeFacts.unreached)."""
     option_imports: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -363,8 +363,9 @@ def _settle_pending(match: RawMatch, placement: Placement, path: str) -> tuple[t
             return (Reason("guard.option", f"{test.located(path).evidence}; `{name}` is off by default ({declared})"), *rest), True
         compared = compared_setting(test.evidence)
         value = placement.option_values.get(compared[0]) if compared is not None else None
-        if compared is not None and value is not None and not compared[1](value[0]):
-            return (Reason("guard.option", f"{test.located(path).evidence}; `{compared[0]}` is {value[0]} by default ({value[1]})"), *rest), True
+        if compared is not None and value is not None and not any(compared[1](v) for v in value[0]):
+            said = value[0][0] if len(value[0]) == 1 else " or ".join(value[0])
+            return (Reason("guard.option", f"{test.located(path).evidence}; `{compared[0]}` is {said} {'by default' if len(value[0]) == 1 else 'wherever the project sets it'} ({value[1]})"), *rest), True
     return rest, match.guarded
 
 

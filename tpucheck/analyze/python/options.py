@@ -58,7 +58,13 @@ def flag_name(test: cst.BaseExpression, *, turned_on: bool) -> str | None:
         parts = dotted(subject.func)
         return f"{parts[-1]}()" if parts is not None and len(parts) <= 3 else None
     parts = dotted(subject)
-    return parts[-1] if parts is not None and len(parts) <= 3 else None
+    return parts[-1] if parts is not None and _setting_path(parts) else None
+
+
+def _setting_path(parts: Sequence[str]) -> bool:
+    """A setting read off an object (`args.fp16`, `cfg.model.use_x`), or a key of a config
+    tree at any depth (`cfg.MODEL.HEAD.MORE_POS`); a longer path is no setting."""
+    return len(parts) <= 3 or parts[-1].isupper()
 
 
 def compared_setting(test: cst.BaseExpression) -> tuple[str, Callable[[str], bool]] | None:
@@ -72,7 +78,7 @@ def compared_setting(test: cst.BaseExpression) -> tuple[str, Callable[[str], boo
     parts = dotted(test.left)
     values = _literals(comparison.comparator)
     operator = comparison.operator
-    if parts is None or len(parts) > 3 or values is None or "None" in values or not isinstance(operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)):
+    if parts is None or not _setting_path(parts) or values is None or "None" in values or not isinstance(operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)):
         return None
     return parts[-1], lambda default: _holds(operator, default, values) is not False
 
