@@ -330,6 +330,10 @@ class HostData:
     categories: frozenset[str] = frozenset()
     """Rule categories not reported on a call whose inputs are all host data: an op the
     TPU lowers badly runs on the CPU when given CPU tensors (`torch.polar` in `__init__`)."""
+    dim_first: frozenset[str] = frozenset()
+    """Methods whose first positional argument is a dim (`x.median(dim)`): one given an
+    integer literal no real tensor's rank reaches (`history.median(20)`) is another
+    object's method, and its receiver is no tensor."""
 
 
 @dataclass(frozen=True, slots=True)

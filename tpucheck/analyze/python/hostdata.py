@@ -439,12 +439,33 @@ def _host_type(names: Names, annotation: cst.BaseExpression) -> bool:
     return host_annotation(names, annotation)
 
 
-def receiver_on_host(names: Names, rule_matchers: Any, receiver: cst.BaseExpression) -> bool:
+def receiver_on_host(names: Names, rule_matchers: Any, call: cst.Call) -> bool:
     """Whether a method rule about syncs, shapes or op lowering meets host data (asked only
     when one of the method's rules is of such a category: `.random_(generator=g)` of a CPU
-    scalar runs on the CPU)."""
+    scalar runs on the CPU), or no tensor at all (`history.median(20)`: `window_argument`)."""
     categories = names.index.host_categories
-    return any(matcher[0].category in categories for matcher in rule_matchers) and on_host(names, receiver)
+    if not any(matcher[0].category in categories for matcher in rule_matchers):
+        return False
+    func = call.func
+    assert isinstance(func, cst.Attribute)
+    return window_argument(names, call) or on_host(names, func.value)
+
+
+MAX_RANK = 8
+"""No real tensor has this many dimensions; a dim literal at or beyond it names none."""
+
+
+def window_argument(names: Names, call: cst.Call) -> bool:
+    """`history.median(20)`: a method that takes a dim first (`host.dim_first`) given an
+    integer literal of `MAX_RANK` or more: no tensor's dim, so the receiver is another
+    object (a HistoryBuffer's window of Python floats)."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in names.index.dim_first or not call.args:
+        return False
+    first = call.args[0]
+    if first.keyword is not None or first.star or not isinstance(first.value, cst.Integer):
+        return False
+    return int(first.value.evaluated_value) >= MAX_RANK
 
 
 def _sets_field(statement: cst.Assign | cst.AnnAssign) -> bool:

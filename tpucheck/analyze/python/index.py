@@ -51,6 +51,7 @@ class PythonIndex:
     host_calls: frozenset[str] = frozenset()
     host_keeps: frozenset[str] = frozenset()
     host_categories: frozenset[str] = frozenset()
+    dim_first: frozenset[str] = frozenset()
 
     @property
     def any_rules(self) -> bool:
@@ -86,6 +87,7 @@ def build_python_index(ruleset: Ruleset) -> PythonIndex:
         host_calls=ruleset.host.calls,
         host_keeps=ruleset.host.keeps,
         host_categories=ruleset.host.categories,
+        dim_first=ruleset.host.dim_first,
     )
     tables = {
         "call": index.call,

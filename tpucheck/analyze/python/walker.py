@@ -134,7 +134,7 @@ class Walker(StatementWalker):
                 if rule_matchers and hostdata.other_device_receiver(self, func.value):
                     rule_matchers = ()  # `torch.npu.current_stream().wait_stream(s)`: not CUDA's
                 if rule_matchers:
-                    on_host = hostdata.receiver_on_host(self, rule_matchers, func.value)
+                    on_host = hostdata.receiver_on_host(self, rule_matchers, node)
                     for rule_matcher in rule_matchers:
                         if args_hold(self, rule_matcher[1], node):
                             self.hit(rule_matcher, node, start=func.attr, receiver_on_host=on_host)
