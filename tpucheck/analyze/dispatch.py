@@ -24,7 +24,7 @@ from tpucheck.analyze.pyparse import last_name, parse_or_none
 from tpucheck.discover.walk import NATIVE_EXTENSIONS
 from tpucheck.findings import JitBuild
 
-__all__ = ["jit_facts"]
+__all__ = ["host_only_loads", "jit_facts"]
 
 _KERNEL = (".cu", ".cuh")
 _LOADERS = frozenset({"load", "load_inline"})
@@ -366,3 +366,38 @@ def _cpu_side_twin(call: ast.Call, parents: dict[ast.AST, ast.AST], text: str) -
                 return f"`{ast.get_source_segment(text, node.test) or ast.unparse(node.test)}` (line {node.lineno}) sends CPU tensors to a PyTorch twin"
         child = node
     return ""
+
+
+_HOST_SOURCES = (".cpp", ".cc", ".cxx", ".c")
+_CUDA_KEYWORDS = frozenset({"extra_cuda_cflags", "cuda_sources", "with_cuda"})
+
+
+def host_only_loads(text: str) -> frozenset[int]:
+    """Lines of `cpp_extension.load(...)` calls that compile C/C++ for the host alone: every
+    source they name (as literals, or through a name the enclosing function or the module
+    assigns) is a C/C++ file, none is CUDA, and no keyword asks for CUDA
+    (`extra_cuda_cflags`, `with_cuda`). Such a build runs the host's compiler, not nvcc,
+    and its ops take CPU tensors: on a TPU host they are a detour to the host, not a
+    kernel to write (pyro's `cpp_spanning_tree`). A source the reading cannot name (a
+    computed list) leaves the call out."""
+    if "load" not in text:
+        return frozenset()
+    tree = parse_or_none(text)
+    if tree is None:
+        return frozenset()
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    lines: set[int] = set()
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call) or last_name(call.func) != "load":
+            continue
+        if any(k.arg in _CUDA_KEYWORDS for k in call.keywords):
+            continue
+        given = [k.value for k in call.keywords if k.arg == "sources"] or call.args[1:2]
+        # `sources=[path]` with `path = os.path.join(here, "tree.cpp")` above: each name in
+        # the argument is read as `_argument_sources` reads a bare one
+        parts = [part for arg in given for part in (arg, *(n for n in ast.walk(arg) if isinstance(n, ast.Name) and n is not arg))]
+        named = {source for part in parts for source in _argument_sources(part, call, parents, tree)}
+        # a bare suffix (`n + ".cpp"`) names no file: sources built in code are not read
+        if named and all(source.endswith(_HOST_SOURCES) and not source.rpartition("/")[2].startswith(".") for source in named):
+            lines.add(call.lineno)
+    return frozenset(lines)

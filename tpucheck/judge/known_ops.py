@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from tpucheck.findings import Finding
 from tpucheck.ruleset.judgement import KNOWN_OP
 
-__all__ = ["KNOWN_OP", "known_op", "name_words"]
+__all__ = ["KNOWN_OP", "is_known_op", "known_op", "name_words"]
 
 _LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")
 _ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")
@@ -44,3 +45,8 @@ def known_op(name: str | None, ops: Mapping[str, str]) -> str | None:
             if spelled in ops and (found is None or len(spelled) > len(found)):
                 found = spelled
     return found
+
+
+def is_known_op(finding: Finding) -> bool:
+    """A kernel that computes a standard op (`known_op` gave it a `KNOWN_OP` reason)."""
+    return any(reason.rule == KNOWN_OP for reason in finding.because)

@@ -35,11 +35,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from tpucheck.findings import Finding
-from tpucheck.judge.known_ops import KNOWN_OP
+from tpucheck.judge.core import kernel_core
+from tpucheck.judge.known_ops import is_known_op
 from tpucheck.judge.place import OWN_EXTENSION, UNUSED_PACKAGE
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES
 from tpucheck.judge.shares import Share, command_of, keep_heaviest, line_copies
-from tpucheck.ruleset.judgement import CONFIG_SWITCH, DROP_IN, KNOWN_CALL, Judgement, Scoring
+from tpucheck.ruleset.judgement import CONFIG_SWITCH, DROP_IN, KNOWN_CALL, Judgement
 from tpucheck.ruleset.model import Rule
 
 PHASES = ("run", "mechanical", "validation", "fallback", "supporting", "optional", "performance")
@@ -57,11 +58,6 @@ VALIDATION = "validation"
 EXPERIMENTAL = "experimental"
 FACT_INVENTORIES = frozenset({"reference", "tpu-support"})
 """Findings that record assets (a PyTorch reference path, existing TPU support), not work."""
-
-
-def is_known_op(finding: Finding) -> bool:
-    """A kernel that computes a standard op (judge/known_ops.py)."""
-    return any(reason.rule == KNOWN_OP for reason in finding.because)
 
 
 def is_supporting(finding: Finding) -> bool:
@@ -452,7 +448,7 @@ def compute_score(findings: list[Finding], rules: dict[str, Rule], judgement: Ju
     performance = [s for s in split if s.finding is not None and s.finding.severity == "info"]
     grade = model.grade_of(score)
     meaning = scoring.grade_meaning.get(grade, "")
-    core = _kernel_core(product, findings, scoring) if score <= scoring.kernel_cap and grade != "F" else None
+    core = kernel_core(product, findings, scoring) if score <= scoring.kernel_cap and grade != "F" else None
     if core is not None:
         grade = "F"
         meaning = f"{scoring.grade_meaning.get(grade, '')}: {core}"
@@ -470,39 +466,6 @@ def compute_score(findings: list[Finding], rules: dict[str, Rule], judgement: Ju
         contributors=_contributors(split, rules, cost),
         plan=_plan(split, model, cost),
     )
-
-
-def _kernel_core(product: list[Share], findings: list[Finding], scoring: Scoring) -> str | None:
-    """Why a kernel-capped product is a kernel library (grade F: its core is custom CUDA),
-    or None: kernels with no fallback are most of its porting hours and at least half of
-    its files that need work (rules/judgement.yaml `score.core`). Grades only: the score,
-    and with it the proof of monotonicity, is untouched."""
-    # A standard op's kernel (judge/known_ops.py) is neither core nor the rest: it has
-    # known alternatives, so it makes no core, and it is a kernel, so it dilutes none.
-    porting = [s for s in product if s.finding is not None and s.finding.severity != "info" and not is_known_op(s.finding)]
-    hours = math.fsum((s.low + s.high) / 2 for s in porting)
-    kernel = math.fsum((s.low + s.high) / 2 for s in porting if s.finding is not None and _custom_kernel(s.finding))
-    subsystem = math.fsum(
-        (s.low + s.high) / 2
-        for s in porting
-        if s.finding is not None and s.finding.rule in scoring.core_subsystem_rules and s.finding.severity == "blocker" and not s.finding.guarded
-    )
-    kernels = {f.path for f in findings if is_product(f) and f.severity != "info" and _custom_kernel(f)}
-    standard = {f.path for f in findings if is_known_op(f)} - kernels  # sources of standard ops only
-    work = {f.path for f in findings if is_product(f) and f.severity != "info" and not f.guarded} - standard
-    if not hours or not work:
-        return None
-    if kernel / hours >= scoring.core_hours_share and len(kernels) / len(work) >= scoring.core_files_share:
-        return f"kernels with no fallback are {kernel / hours:.0%} of the porting hours, in {len(kernels)} of the {len(work)} product files that need work"
-    if subsystem and (kernel + subsystem) / hours >= scoring.core_hours_share:
-        return f"CUDA-only subsystems with no TPU alternative (and kernels with no fallback) are {(kernel + subsystem) / hours:.0%} of the porting hours"
-    return None
-
-
-def _custom_kernel(finding: Finding) -> bool:
-    """A kernel with no fallback that is no standard op: what makes a core of custom CUDA
-    (a standard op has known alternatives, grade D's meaning)."""
-    return finding.inventory == "kernel" and not finding.guarded and not is_known_op(finding)
 
 
 def _contributors(split: list[Share], rules: dict[str, Rule], total: float, limit: int = 5) -> tuple[Contributor, ...]:

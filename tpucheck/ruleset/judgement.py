@@ -226,6 +226,9 @@ class Scoring:
     fallback are at least this share of its porting hours ... (above 1: never)"""
     core_files_share: float = 1.1
     """... and at least this share of its files that need work."""
+    core_kernel_side: frozenset[str] = frozenset()
+    """Rule categories whose findings with no fallback are the kernels' host side (CUDA
+    includes, launches, inline PTX): counted with the kernels for the core (judge/core.py)."""
     core_subsystem_rules: frozenset[str] = frozenset()
     """Rules whose blocking finding is a CUDA-only subsystem with no TPU alternative (a
     differentiable rasteriser): written anew, as a kernel is, so their hours count with the
@@ -430,6 +433,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             core_hours_share=float(score_raw.get("core", {}).get("kernel_hours_share", 1.1)),
             core_files_share=float(score_raw.get("core", {}).get("kernel_files_share", 1.1)),
             core_subsystem_rules=frozenset(score_raw.get("core", {}).get("subsystem_rules", ())),
+            core_kernel_side=frozenset(score_raw.get("core", {}).get("kernel_side", ())),
             stack_file_hours=_range(score_raw["stack_file_hours"]),
             kernel_info_guards=frozenset(score_raw["kernel_fallback"]["info"]),
             kernel_edit_guards=frozenset(score_raw["kernel_fallback"].get("edit", ())),

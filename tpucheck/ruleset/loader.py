@@ -322,6 +322,7 @@ def _build_rule(raw: dict[str, Any], path: tuple[str | int, ...], doc: LocatedYa
         unless=raw.get("unless"),
         scalars_at_most=raw.get("scalars_at_most"),
         tolerated_build_at_most=raw.get("tolerated_build_at_most"),
+        host_build_at_most=raw.get("host_build_at_most"),
         ops=tuple(raw.get("ops", ())),
         codemod=CodemodRef(codemod["name"], bool(codemod["safe"]), tuple((str(k), str(v)) for k, v in (codemod.get("values") or {}).items())) if codemod is not None else None,
     )

@@ -257,6 +257,9 @@ class Rule:
     """In a file that catches a failed extension build and goes on (`try:
     CUDAExtension(...) except Exception: ext_modules = []`), a match is at most this
     severity: `pip install` succeeds on a host without CUDA, without the extension."""
+    host_build_at_most: str | None = None
+    """A JIT build whose sources are all C/C++ and that asks for no CUDA compiles for the
+    host (analyze/dispatch.py `host_only_loads`): at most this severity."""
     installs_on_tpu: bool = False
     """For a package rule: the package installs and imports on a TPU host (DeepSpeed,
     bitsandbytes, Triton), so a manifest that lists it blocks nothing; its use in code is

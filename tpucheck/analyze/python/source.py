@@ -11,6 +11,7 @@ from fnmatch import fnmatchcase
 
 import libcst as cst
 
+from tpucheck.analyze.dispatch import host_only_loads
 from tpucheck.analyze.python.builds import tolerates_failed_build
 from tpucheck.analyze.python.context import Guard
 from tpucheck.analyze.python.index import PythonIndex
@@ -162,6 +163,7 @@ def _matches(text: str, module: cst.Module, index: PythonIndex, path: str = "", 
     matches: list[RawMatch] = []
     seen: set[tuple[str, int, int]] = set()
     tolerated: bool | None = None  # read once, when a rule asks
+    host_lines: frozenset[int] | None = None
     for hit in hits:
         line, column, end_line, end_column = ranges[id(hit.node)]
         if hit.start is not None:
@@ -201,6 +203,13 @@ def _matches(text: str, module: cst.Module, index: PythonIndex, path: str = "", 
             if capped != (severity or rule.severity):
                 severity = capped
                 reasons.append(Reason("place.tolerated-build", f"the build script catches a failed extension build and installs without it: at most {capped}"))
+        if rule.host_build_at_most is not None:
+            if host_lines is None:
+                host_lines = host_only_loads(source)
+            capped = _at_most(severity or rule.severity, rule.host_build_at_most) if line in host_lines else severity or rule.severity
+            if capped != (severity or rule.severity):
+                severity = capped
+                reasons.append(Reason("place.host-build", f"the build compiles C/C++ sources only, with the host's compiler: its ops take CPU tensors, a detour to the host: at most {capped}"))
         if hit.scalars and rule.scalars_at_most is not None:
             capped = _at_most(severity or rule.severity, rule.scalars_at_most)
             if capped != (severity or rule.severity):
