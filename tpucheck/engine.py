@@ -30,6 +30,7 @@ from tpucheck.analyze.dead_code import dead_code
 from tpucheck.analyze.declared import declared_settings
 from tpucheck.analyze.headers import unincluded_headers
 from tpucheck.analyze.imports import facts_of_bytes, import_facts
+from tpucheck.analyze.opt_in import OPT_IN, opt_in_components
 from tpucheck.analyze.option_imports import option_imports
 from tpucheck.analyze.reachability import import_resolver, imported_by, reachability_of
 from tpucheck.analyze.registry import CONFIG_SUFFIXES, unreached_components
@@ -490,7 +491,14 @@ def _compute_tree_facts(
         option_values=values,
         unreached=unreached,
         option_imports=option_imports(product_python, facts, read, options_off) if OPTION_IMPORT in judgement.rationale else {},
+        opt_in=_opt_in(product_python, facts, found, read, roles, {*entry_points, *launched_files}) if OPT_IN in judgement.rationale else {},
     )
+
+
+def _opt_in(product_python: list[str], facts: Callable[[str], ImportFacts | None], found: Discovery, read: Callable[[str], str | None], roles: Roles, exempt: set[str]) -> dict[str, str]:
+    """Opt-in subpackages (analyze/opt_in.py): named by no product module or config."""
+    configs = [f.path for f in found.files if f.path.lower().endswith(CONFIG_SUFFIXES) and not roles.supporting(f.path)]
+    return opt_in_components(product_python, facts, [f.path for f in found.files], [*product_python, *configs], read, exempt)
 
 
 def _checks(python: Iterable[str], facts: Callable[[str], ImportFacts | None]) -> dict[str, str]:
@@ -521,7 +529,7 @@ def assemble(
     rules = ruleset.by_id()
     roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files, tree.scripts, tree.sole)
     judged = ruleset.judgement
-    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained, tree.imported if tree.reach is not None else None, tree.option_values, tree.unreached, tree.option_imports)
+    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained, tree.imported if tree.reach is not None else None, tree.option_values, tree.unreached, tree.option_imports, tree.opt_in)
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)

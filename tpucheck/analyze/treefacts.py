@@ -90,6 +90,9 @@ class TreeFacts:
     option_imports: dict[str, dict[str, str]] = field(default_factory=dict)
     """Product modules -> names they import at load and use only behind an option off by
     default -> that option (analyze/option_imports.py)."""
+    opt_in: dict[str, str] = field(default_factory=dict)
+    """Files under a subpackage nothing else in the product loads -> its dotted name: an
+    opt-in component of a library (analyze/opt_in.py)."""
 
     @property
     def trains(self) -> bool | None:
@@ -136,13 +139,14 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "option_values": [[name, list(found), path] for name, (found, path) in sorted(tree.option_values.items())],
         "unreached": [[path, [list(s) for s in u.spans], [list(n) for n in u.names]] for path, u in sorted(tree.unreached.items())],
         "option_imports": [[path, [[name, option] for name, option in sorted(names.items())]] for path, names in sorted(tree.option_imports.items())],
+        "opt_in": [[path, name] for path, name in sorted(tree.opt_in.items())],
     }
 
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts", "untrained", "imported", "sole", "option_values", "unreached", "option_imports"}:
-        raise TypeError("tree facts must be an object with exactly their twenty fields")
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts", "untrained", "imported", "sole", "option_values", "unreached", "option_imports", "opt_in"}:
+        raise TypeError("tree facts must be an object with exactly their twenty-one fields")
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
@@ -188,6 +192,7 @@ def tree_from_json(data: Any) -> TreeFacts:
         option_values=_values(data["option_values"]),
         unreached=_unreached(data["unreached"]),
         option_imports={expect_str(path): _pairs(names) for path, names in (expect_list(item, length=2) for item in expect_list(data["option_imports"]))},
+        opt_in=_pairs(data["opt_in"]),
     )
 
 

@@ -14,6 +14,7 @@ from fnmatch import fnmatchcase
 
 from tpucheck.analyze.bindings import KERNEL_BINDING, binding_at
 from tpucheck.analyze.deploy import ENGINE_DEPLOY
+from tpucheck.analyze.opt_in import OPT_IN
 from tpucheck.analyze.reachability import GUARDED_MODULE, Reachability
 from tpucheck.analyze.registry import Unreached
 from tpucheck.analyze.variants import VARIANT
@@ -81,6 +82,8 @@ class Placement:
     """Path -> its registered components no config names (TreeFacts.unreached)."""
     option_imports: dict[str, dict[str, str]] = field(default_factory=dict)
     """Path -> names imported at load, used only behind an off option -> it (TreeFacts)."""
+    opt_in: dict[str, str] = field(default_factory=dict)
+    """Path -> the opt-in subpackage holding it (TreeFacts.opt_in)."""
 
     def older_version(self, path: str) -> Reason | None:
         """Why the file is set aside whole: it, or a folder holding it, is an older version
@@ -193,6 +196,10 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
             wanted = "major"
         elif wanted == "blocker" and not guarded and rule.inventory == "package" and (behind := _behind_option(match, placement.option_imports.get(result.path), placement.options_off)) is not None:
             because.append(behind)  # blind set 55: LESS's eval scripts and `--use_vllm`
+            wanted = "major"
+        elif wanted == "blocker" and not guarded and (component := placement.opt_in.get(result.path)) is not None:
+            # blind set 60: NNI's TensorRT speed-up, AllenNLP's vision region detector
+            because.append(Reason(OPT_IN, f"in `{component}`, a subpackage nothing else in the product imports or names: an opt-in component, its blocker stops only its users"))
             wanted = "major"
         if rule.installs_on_tpu and result.kind == "manifest":
             # audits M and R: a pin nothing imports is no work; the imports are reported where they are
