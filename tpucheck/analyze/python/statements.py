@@ -14,7 +14,7 @@ from typing import Any
 import libcst as cst
 
 from tpucheck.analyze.python import choices, conditions, counts, excepts, hostdata, options, testmarks
-from tpucheck.analyze.python.context import Guard, RoleMark
+from tpucheck.analyze.python.context import Guard, Names, RoleMark
 from tpucheck.analyze.python.core import BaseWalker, Hit
 from tpucheck.analyze.python.flag_parameters import flag_parameters
 from tpucheck.analyze.python.scope import Scope, dotted, import_from_module, target_names
@@ -445,7 +445,7 @@ class StatementWalker(BaseWalker):
         self.bind_targets([t.target for t in node.targets], node.value)
         for target in node.targets:
             self.bind_host(target.target, node.value)
-        if self.frame.functions and conditions.implies_availability(self, node.value):
+        if self.frame.functions and (conditions.implies_availability(self, node.value) or _device_test_value(self, node.value)):
             self.flags.update(key for t in node.targets if (key := conditions.flag_key(t.target)) is not None)
 
     def on_ann_assign(self, node: cst.AnnAssign, ctx: str | None) -> None:
@@ -558,3 +558,10 @@ def _defined_as(matcher: Matcher, node: cst.FunctionDef, class_bases: tuple[str,
         return False
     return not (matcher.not_static and any(isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod") for d in node.decorators))
 
+
+def _device_test_value(names: Names, value: cst.BaseExpression) -> bool:
+    """A value that is true only on a CUDA device: a comparison of a device with "cuda"
+    (`use_cuda_sync = device.type == "cuda"`). A name bound to one inside a function is a
+    flag, as one bound to an availability check is: `if use_cuda_sync:` tests the device
+    (audit AW: Olive's timing syncs)."""
+    return isinstance(value, cst.Comparison) and conditions.cuda_polarity(names, value) > 0
