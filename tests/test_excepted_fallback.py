@@ -120,3 +120,49 @@ def test_one_call_outside_such_a_try_keeps_the_kernel(tmp_path: Path) -> None:
         ("CK001", "setup.py", 3, 35, "blocker", None),
         ("CK003", "net/ops/src/deform_cuda.cu", 1, 1, "blocker", None),
     ]
+
+
+TESTED_CALLER = """\
+import torch
+from ..functions import DeformFunction
+from ..functions.deform_func import deform_reference
+
+
+class Deform(torch.nn.Module):
+    def forward(self, value, offsets):
+        if torch.cuda.is_available() and value.is_cuda:
+            out = DeformFunction.apply(value, offsets)
+        else:
+            out = deform_reference(value, offsets)
+        return out * 2
+"""
+
+
+def test_a_kernel_whose_every_call_is_on_the_cuda_side_of_a_twin_is_a_performance_note(tmp_path: Path) -> None:
+    """Audit AW (detrex's MSDeformAttn): a TPU host takes the PyTorch side by itself."""
+    files = {**TREE, "net/ops/modules/deform.py": TESTED_CALLER}
+    assert kernel_rows(tmp_path, files) == [
+        ("CK001", "setup.py", 3, 35, "info", "fallback.cuda-test-twin"),
+        ("CK003", "net/ops/src/deform_cuda.cu", 1, 1, "info", "fallback.cuda-test-twin"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("test", "other"),
+    [
+        # a test a host without CUDA can pass
+        ("torch.cuda.is_available() or value.is_cuda", "            out = deform_reference(value, offsets)\n"),
+        ("not value.is_cuda", "            out = deform_reference(value, offsets)\n"),
+        ('value.device.type == "cpu"', "            out = deform_reference(value, offsets)\n"),
+        # the other side gives up, or does another job
+        ("value.is_cuda", "            raise RuntimeError('CUDA only')\n"),
+        ("value.is_cuda", "            loss = deform_reference(value, offsets)\n"),
+    ],
+)
+def test_a_test_or_other_side_that_is_no_cuda_twin_keeps_the_kernel(tmp_path: Path, test: str, other: str) -> None:
+    caller = TESTED_CALLER.replace("torch.cuda.is_available() and value.is_cuda", test).replace("            out = deform_reference(value, offsets)\n", other)
+    files = {**TREE, "net/ops/modules/deform.py": caller}
+    assert kernel_rows(tmp_path, files) == [
+        ("CK001", "setup.py", 3, 35, "blocker", None),
+        ("CK003", "net/ops/src/deform_cuda.cu", 1, 1, "blocker", None),
+    ]

@@ -11,6 +11,12 @@ a `try`, a handler that only re-raises or logs, or one that does another job kee
 extension on the main path. Structure only: what the `try` computes and what its handler
 computes, never the names.
 
+The same holds for a call on the CUDA side of a test that only CUDA passes, whose other
+side computes the same result (`if torch.cuda.is_available() and value.is_cuda: output =
+MultiScaleDeformableAttnFunction.apply(...) else: output =
+multi_scale_deformable_attn_pytorch(...)`): a TPU host takes that side by itself, so the
+kernels are a performance note (`CUDA_TEST_TWIN`; audit AW: detrex's MSDeformAttn).
+
 Read with `ast`, and only for the few product files that import a compiled extension the
 project builds, or import from those.
 """
@@ -24,10 +30,12 @@ from tpucheck.analyze.bindings import extension_names
 from tpucheck.analyze.pyparse import parse_or_none
 from tpucheck.findings import Import, ImportFacts, Reason
 
-__all__ = ["EXCEPT_TWIN", "excepted_extensions"]
+__all__ = ["CUDA_TEST_TWIN", "EXCEPT_TWIN", "excepted_extensions"]
 
 EXCEPT_TWIN = "fallback.except-twin"
-_Site = tuple[str, int, str]  # (path, line, the handler's call)
+CUDA_TEST_TWIN = "fallback.cuda-test-twin"
+MIXED = " (or a CUDA test's other side)"
+_Site = tuple[str, int, str, bool]  # (path, line, the other side's call, whether a CUDA test picks it)
 
 
 def excepted_extensions(
@@ -96,10 +104,17 @@ def excepted_extensions(
     out: dict[str, Reason] = {}
     for extension, found in sorted(sites.items()):
         if found and all(site is not None for site in found):
-            path, line, call = next(site for site in found if site is not None)
+            chosen = [site for site in found if site is not None]
+            path, line, call, _ = chosen[0]
+            if all(tested for *_, tested in chosen):
+                out[extension] = Reason(
+                    CUDA_TEST_TWIN,
+                    f"every call into the `{extension}` extension's binding is on the CUDA side of a test whose other side does the job without it (`{call}` at {path}:{line}): a TPU host takes that side by itself",
+                )
+                continue
             out[extension] = Reason(
                 EXCEPT_TWIN,
-                f"every call into the `{extension}` extension's binding is in a try whose handler does the job without it (`{call}` at {path}:{line}); its import must be made optional",
+                f"every call into the `{extension}` extension's binding is in a try whose handler{MIXED if any(t for *_, t in chosen) else ''} does the job without it (`{call}` at {path}:{line}); its import must be made optional",
             )
     return out
 
@@ -140,18 +155,53 @@ def _handled(node: ast.AST, parents: dict[int, ast.AST], kernel_names: set[str],
     while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)):
         if statement is None and isinstance(child, ast.stmt):
             statement = child
+        if isinstance(parent, ast.If) and statement is not None and any(child is s for s in parent.body) and _cuda_only(parent.test):
+            # `if torch.cuda.is_available() and value.is_cuda: out = Op.apply(...) else:
+            # out = op_pytorch(...)`: a host without CUDA takes the other side
+            call = _same_job(_job(statement), parent.orelse, kernel_names)
+            if call is not None:
+                return path, parent.lineno, (ast.get_source_segment(text, call.func) or "").strip()[:60], True
         if isinstance(parent, ast.Try) and statement is not None and any(child is s for s in parent.body):
-            job = _job(statement)
             for handler in parent.handlers:
                 if not handler.body or isinstance(handler.body[-1], ast.Raise):
                     continue
-                for other in handler.body:
-                    call = _job_call(other)
-                    if job is not None and call is not None and _job(other) == job and not any(isinstance(n, ast.Name) and n.id in kernel_names for n in ast.walk(other)):
-                        return path, handler.lineno, (ast.get_source_segment(text, call.func) or "").strip()[:60]
+                call = _same_job(_job(statement), handler.body, kernel_names)
+                if call is not None:
+                    return path, handler.lineno, (ast.get_source_segment(text, call.func) or "").strip()[:60], False
             return None
         child, parent = parent, parents.get(id(parent))
     return None
+
+
+def _same_job(job: str | None, body: list[ast.stmt], kernel_names: set[str]) -> ast.Call | None:
+    """The call of a statement in `body` that does `job` (the same assignment targets, or a
+    return) and names no binding, or None."""
+    if job is None:
+        return None
+    for other in body:
+        call = _job_call(other)
+        if call is not None and _job(other) == job and not any(isinstance(n, ast.Name) and n.id in kernel_names for n in ast.walk(other)):
+            return call
+    return None
+
+
+def _cuda_only(test: ast.expr) -> bool:
+    """A test that holds only with CUDA: `torch.cuda.is_available()`, `x.is_cuda`,
+    `x.device.type == "cuda"`, or an `and` holding one. A `not`, an `or` or any other
+    device's test is none."""
+    if isinstance(test, ast.BoolOp):
+        return isinstance(test.op, ast.And) and any(_cuda_only(v) for v in test.values)
+    if isinstance(test, ast.Call):
+        func = test.func
+        return isinstance(func, ast.Attribute) and func.attr == "is_available" and isinstance(func.value, ast.Attribute) and func.value.attr == "cuda" and not test.args
+    if isinstance(test, ast.Attribute):
+        return test.attr == "is_cuda"
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        sides = (test.left, test.comparators[0])
+        cuda = any(isinstance(x, ast.Constant) and isinstance(x.value, str) and (x.value == "cuda" or x.value.startswith("cuda:")) for x in sides)
+        device = any(isinstance(x, ast.Attribute) and x.attr in ("type", "device") for x in sides)
+        return cuda and device
+    return False
 
 
 def _job(statement: ast.stmt) -> str | None:

@@ -374,7 +374,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
     if engines:
         rationale["set-aside.cuda-engine"] = engines["why"]
     kernels = raw.get("kernels", {})
-    for key, code in (("twin_why", "cpu-twin"), ("dispatch_why", "device-dispatch"), ("opt_in_why", "opt-in-build"), ("copy_why", "copy"), ("reference_why", "reference"), ("chosen_why", "chosen-call"), ("except_why", "except-twin"), ("device_twin_why", "device-twin"), ("unloaded_why", "unloaded-extension")):
+    for key, code in (("twin_why", "cpu-twin"), ("dispatch_why", "device-dispatch"), ("opt_in_why", "opt-in-build"), ("copy_why", "copy"), ("reference_why", "reference"), ("chosen_why", "chosen-call"), ("except_why", "except-twin"), ("cuda_test_twin_why", "cuda-test-twin"), ("device_twin_why", "device-twin"), ("unloaded_why", "unloaded-extension")):
         if key in kernels:
             rationale[f"fallback.{code}"] = kernels[key]
     if "binding_why" in kernels:
