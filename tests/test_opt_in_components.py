@@ -49,9 +49,19 @@ def test_a_subpackage_nothing_else_loads_is_an_opt_in_component(tmp_path: Path) 
         ({"pkg/__init__.py": "import importlib\n\n\ndef load(name):\n    return importlib.import_module(f'.{name}', __package__)\n"}, "the parent loads children by computed name"),
         ({"configs/fast.yaml": "engine:\n  _target_: pkg.speedup.engine.build\n"}, "a config names it"),
         ({"scripts/run.sh": "python pkg/speedup/engine.py --fast\n"}, "a launch script runs it"),
+        ({"pkg/__init__.py": "from pkg.core import Model\nfrom .speedup import *\n"}, "the parent star-imports it"),
         ({f"pkg/speedup/part{i}.py": "x = 1\n" for i in range(6)}, "it holds half the product's modules"),
     ],
 )
 def test_a_subpackage_the_product_reaches_keeps_its_blocker(tmp_path: Path, extra: dict[str, str], why: str) -> None:
     rows = _rows({"__root__": str(tmp_path / "repo"), **BASE, **extra})
     assert rows and all(severity == "blocker" and not reasons for _, _, _, severity, reasons in rows), why
+
+
+def test_native_sources_under_an_opt_in_subpackage_keep_their_weight(tmp_path: Path) -> None:
+    """An extension built from sources in the folder loads by its own name, from anywhere:
+    the folder's Python imports say nothing of it."""
+    files = {**BASE, "pkg/speedup/kernel.cu": "__global__ void scale_kernel(float* x) { x[0] *= 2.f; }\n"}
+    rows = _rows({"__root__": str(tmp_path / "repo"), **files})
+    assert ("CK003", "pkg/speedup/kernel.cu", 1, "blocker", ()) in rows
+    assert ("DEP008", "pkg/speedup/engine.py", 1, "major", (REASON,)) in rows

@@ -422,19 +422,20 @@ def test_a_copied_package_nothing_imports_is_not_an_entry_point(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
-    "change",
+    ("change", "severity"),
     [
         # the product imports the copy's module: it runs
-        {"app/gui/seg/controller.py": "from .model.net import Net\nfrom .model.syncbn.nn import batchnorm_sync\n"},
-        # `isegm` is imported outside the tree too: a package the product installs, not a copy
-        {"app/train.py": "import isegm\n"},
-        # the tail names no module of the importer's own tree
-        {"app/gui/seg/model/syncbn/nn.py": "from isegm.other.syncbn.functional import batchnorm_sync\n"},
+        ({"app/gui/seg/controller.py": "from .model.net import Net\nfrom .model.syncbn.nn import batchnorm_sync\n"}, "blocker"),
+        # `isegm` is imported outside the tree too: a package the product installs, not a
+        # copy; nothing imports the folder, so it is an opt-in component (analyze/opt_in.py)
+        ({"app/train.py": "import isegm\n"}, "major"),
+        # the tail names no module of the importer's own tree (and nothing imports the folder)
+        ({"app/gui/seg/model/syncbn/nn.py": "from isegm.other.syncbn.functional import batchnorm_sync\n"}, "major"),
     ],
 )
-def test_what_is_no_unimported_copy_keeps_its_kernel(tmp_path: Path, change: dict[str, str]) -> None:
+def test_what_is_no_unimported_copy_keeps_its_kernel(tmp_path: Path, change: dict[str, str], severity: str) -> None:
     write(tmp_path, {**COPY_TREE, **change})
-    assert kernels(tmp_path) == [("CK004", "app/gui/seg/model/syncbn/functional/ops.py", 5, 2, "blocker", False)]
+    assert kernels(tmp_path) == [("CK004", "app/gui/seg/model/syncbn/functional/ops.py", 5, 2, severity, False)]
 
 
 def test_a_copy_at_the_projects_top_is_the_project() -> None:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 
 from tpucheck.findings import Reason
 
-__all__ = ["UNINCLUDED", "unincluded_headers"]
+__all__ = ["ENGINE_PLUGIN", "UNINCLUDED", "engine_plugins", "unincluded_headers"]
 
 UNINCLUDED = "set-aside.unincluded-header"
 HEADERS = (".h", ".hpp", ".hh", ".hxx", ".cuh")
@@ -42,6 +42,33 @@ def unincluded_headers(native: Iterable[str], others: Iterable[str], python: Ite
     sources = [p for p in paths if p.endswith(SOURCES)]
     if not headers or not sources:
         return {}
+    text_of, included = _includes(headers, read)
+
+    roots = [*sources, *(p for p in others if p.endswith((".pyx", ".pxd")))]
+    roots += [p for p in python if "#include" in text_of(p)]
+    reached: set[str] = set()
+    stack = [h for root in roots for h in included(root)]
+    while stack:
+        header = stack.pop()
+        if header in reached:
+            continue
+        reached.add(header)
+        stack.extend(included(header) - reached)
+    unreached = [h for h in headers if h not in reached]
+    if not unreached:
+        return {}
+    # a build file or a Python build naming the header (`create_extension(headers=[...])`)
+    named = " ".join(text_of(p) for p in (*others, *python) if _BUILD_TEXT.search(p) or p.endswith(".py"))
+    return {
+        h: Reason(UNINCLUDED, f"no compiled source of the project includes {h}, directly or through another header")
+        for h in unreached
+        if posixpath.basename(h) not in named
+    }
+
+
+def _includes(headers: list[str], read: Callable[[str], str | None]) -> tuple[Callable[[str], str], Callable[[str], set[str]]]:
+    """A cached reader, and what a file includes among the tree's headers: each `#include`
+    (or Cython `cdef extern from`) resolved beside the file or by its path's tail."""
     by_tail: dict[str, list[str]] = {}
     for header in headers:
         parts = header.split("/")
@@ -68,23 +95,41 @@ def unincluded_headers(native: Iterable[str], others: Iterable[str], python: Ite
             found.update(by_tail.get(name.lstrip("./"), ()))
         return found
 
-    roots = [*sources, *(p for p in others if p.endswith((".pyx", ".pxd")))]
-    roots += [p for p in python if "#include" in text_of(p)]
-    reached: set[str] = set()
-    stack = [h for root in roots for h in included(root)]
-    while stack:
-        header = stack.pop()
-        if header in reached:
-            continue
-        reached.add(header)
-        stack.extend(included(header) - reached)
-    unreached = [h for h in headers if h not in reached]
-    if not unreached:
+    return text_of, included
+
+
+ENGINE_PLUGIN = "alternative.engine-plugin"
+
+
+def engine_plugins(native: Iterable[str], read: Callable[[str], str | None], engine_headers: Iterable[str]) -> dict[str, Reason]:
+    """C, C++ and CUDA files that include a CUDA-only engine's plugin API (`NvInfer.h`),
+    directly or through the project's own headers -> why: a TensorRT plugin runs inside
+    that engine, never in PyTorch, so it is part of a deployment the port leaves behind
+    (blind set 61: wenet's LayerNorm plugin for its TensorRT runtime)."""
+    wanted = frozenset(engine_headers)
+    paths = sorted(native)
+    if not wanted or not paths:
         return {}
-    # a build file or a Python build naming the header (`create_extension(headers=[...])`)
-    named = " ".join(text_of(p) for p in (*others, *python) if _BUILD_TEXT.search(p) or p.endswith(".py"))
-    return {
-        h: Reason(UNINCLUDED, f"no compiled source of the project includes {h}, directly or through another header")
-        for h in unreached
-        if posixpath.basename(h) not in named
-    }
+    headers = [p for p in paths if p.endswith(HEADERS)]
+    text_of, included = _includes(headers, read)
+    direct = {p: name for p in paths if (name := next((n for n in (posixpath.basename(w.strip()) for w in _INCLUDE.findall(text_of(p))) if n in wanted), None))}
+    if not direct:
+        return {}
+    # who includes whom, walked back from the files that include the engine's header
+    includers: dict[str, set[str]] = {}
+    for path in paths:
+        for inner in included(path):
+            includers.setdefault(inner, set()).add(path)
+    via: dict[str, str] = {p: p for p in direct}
+    queue = sorted(direct)
+    while queue:
+        current = queue.pop(0)
+        for outer in sorted(includers.get(current, ())):
+            if outer not in via:
+                via[outer] = via[current]
+                queue.append(outer)
+    out: dict[str, Reason] = {}
+    for path in sorted(via):
+        source = via[path]
+        out[path] = Reason(ENGINE_PLUGIN, f"{path} includes `{direct[source]}`{'' if source == path else f' (through {source})'}: a plugin of a CUDA-only engine, run inside that engine, never in PyTorch; a deployment the port leaves behind")
+    return out

@@ -393,8 +393,13 @@ def _targets(
     out: list[Import] = []
     for piece in rest.strip("() \\").split(","):
         target = piece.split(" as ")[0].strip(" ()\\")
+        if target == "*" and base and plain is None:
+            # `from .dense_heads import *`: the module itself is imported (mmdet's
+            # `models/__init__.py` loads every head package so)
+            out.append(Import(len(dots), base, conditional, top, guarded, branch, cuda_test=cuda_test))
+            continue
         if not _NAME.fullmatch(target):
-            continue  # `*`, or a name continued on a line this scan does not join
+            continue  # a name continued on a line this scan does not join
         if plain is not None:
             out.append(Import(0, target, conditional, top, guarded, branch, cuda_test=cuda_test))
         else:

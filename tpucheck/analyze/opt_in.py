@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Container, Iterable, Sequence
 
 from tpucheck.analyze.import_graph import ImportGraph, module_name
+from tpucheck.discover.walk import NATIVE_EXTENSIONS
 from tpucheck.findings import ImportFacts
 
 __all__ = ["OPT_IN", "opt_in_components"]
@@ -40,7 +41,7 @@ def opt_in_components(
     read: Callable[[str], str | None],
     exempt: Container[str],
 ) -> dict[str, str]:
-    """Each file (Python, native or other) under an opt-in subpackage -> the subpackage's
+    """Each file (Python or other, not native sources) under an opt-in subpackage -> its
     dotted name. `texts` are the files whose text may name a subpackage (the product's
     Python and the configs); `exempt` the entry points and launched files."""
     product = sorted(product_python)
@@ -49,6 +50,9 @@ def opt_in_components(
     if not packages:
         return {}
     graph = ImportGraph({module_name(p): p for p in product})
+    tails: dict[str, set[str]] = {}  # `syncbn.functional` -> the subpackages it ends
+    for d in packages:
+        tails.setdefault(".".join(d.split("/")[-2:]), set()).add(d)
     used: set[str] = set()
     for path in product:
         fact = facts(path)
@@ -56,6 +60,12 @@ def opt_in_components(
             targets = graph.resolve(module_name(path), imp)
             if targets:
                 used.update(_holding(graph.modules[targets[0]], packages) - _holding(path, packages))
+            elif not imp.level:
+                # `from isegm.model.syncbn.functional import f` in a copied package: an import
+                # by another root that ends in a subpackage's path may be that subpackage
+                parts = imp.module.split(".")
+                for n in range(len(parts) - 1):
+                    used.update(d for d in tails.get(".".join(parts[n : n + 2]), ()) if not path.startswith(d + "/"))
     used.update(d for d in packages for p in product if p in exempt and p.startswith(d + "/"))
     candidates = sorted(packages - used)
     if not candidates:
@@ -67,6 +77,8 @@ def opt_in_components(
     opt_in = [d for d in candidates if d not in named and not any(d.startswith(u + "/") for u in named) and sum(p.startswith(d + "/") for p in product) < half]
     out: dict[str, str] = {}
     for path in sorted(files):
+        if path.endswith(NATIVE_EXTENSIONS):
+            continue  # an extension built from these loads by its own name, from anywhere
         holding = [d for d in opt_in if path.startswith(d + "/")]
         if holding:
             out[path] = dotted[max(holding, key=len)]  # the innermost: the component itself

@@ -27,6 +27,7 @@ from tpucheck.analyze.cmake import cmake_builds
 from tpucheck.analyze.copies import copy_of, in_unimported_copy, vendored_copies
 from tpucheck.analyze.deploy import ENGINE_DEPLOY, deploy_scripts
 from tpucheck.analyze.excepted import EXCEPT_TWIN, excepted_extensions
+from tpucheck.analyze.headers import ENGINE_PLUGIN, engine_plugins
 from tpucheck.analyze.import_graph import ImportGraph, bound_names, by_dotted_path, module_name
 from tpucheck.analyze.imports import Build, Import, ImportFacts, import_facts, scan_imports
 from tpucheck.analyze.packages import GUARDED_MODULE, build_paths, own_packages, placeholder_evidence
@@ -319,6 +320,10 @@ def reachability_of(
         if never is not None and not _links(path, ext_required, declared):
             native_optional.add(path)
             evidence[path] = unloaded[never]
+    plugins = engine_plugins([p for p in native_files if not supporting(p)], read_native, judgement.cuda_engine_headers) if ENGINE_PLUGIN in judgement.rationale else {}
+    for path, reason in plugins.items():  # a TensorRT plugin: part of the engine's deployment
+        native_optional.add(path)
+        evidence.setdefault(path, reason)
     for path, reason in dispatched.items():
         # A source a required extension's build lists (`CUDAExtension` in setup.py) stays
         # on the main path whatever else builds it.

@@ -38,7 +38,9 @@ def kernel_core(product: list[Share], findings: list[Finding], scoring: Scoring)
     hours = math.fsum((s.low + s.high) / 2 for s in porting)
     custom = any(s.finding is not None and custom_kernel(s.finding) for s in porting)
     # the host side is the core's only beside a custom kernel: a standard op's binding is not
-    kernel = math.fsum((s.low + s.high) / 2 for s in porting if s.finding is not None and (custom_kernel(s.finding) or (custom and _host_side(s.finding, scoring))))
+    kernel = math.fsum((s.low + s.high) / 2 for s in porting if s.finding is not None and custom_kernel(s.finding))
+    host = math.fsum((s.low + s.high) / 2 for s in porting if s.finding is not None and custom and not custom_kernel(s.finding) and _host_side(s.finding, scoring))
+    kernel += host
     subsystem = math.fsum(
         (s.low + s.high) / 2
         for s in porting
@@ -46,14 +48,15 @@ def kernel_core(product: list[Share], findings: list[Finding], scoring: Scoring)
     )
     work_findings = [f for f in findings if f.role in PRODUCT_ROLES and f.severity != "info" and not f.guarded]
     kernels = {f.path for f in findings if f.role in PRODUCT_ROLES and f.severity != "info" and custom_kernel(f)}
-    if custom:
-        kernels |= _host_side_files(work_findings, scoring) - {f.path for f in work_findings if is_known_op(f)}
+    sided = _host_side_files(work_findings, scoring) - {f.path for f in work_findings if is_known_op(f)} - kernels if custom else set()
+    kernels |= sided
     standard = {f.path for f in findings if is_known_op(f)} - kernels  # sources of standard ops only
     work = {f.path for f in work_findings} - standard
     if not hours or not work:
         return None
     if kernel / hours >= scoring.core_hours_share and len(kernels) / len(work) >= scoring.core_files_share:
-        return f"kernels with no fallback and their host side are {kernel / hours:.0%} of the porting hours, in {len(kernels)} of the {len(work)} product files that need work"
+        what = "kernels with no fallback and their host side" if host or sided else "kernels with no fallback"
+        return f"{what} are {kernel / hours:.0%} of the porting hours, in {len(kernels)} of the {len(work)} product files that need work"
     if subsystem and (kernel + subsystem) / hours >= scoring.core_hours_share:
         return f"CUDA-only subsystems with no TPU alternative (and kernels with no fallback) are {(kernel + subsystem) / hours:.0%} of the porting hours"
     return None

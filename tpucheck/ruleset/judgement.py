@@ -258,6 +258,9 @@ class Judgement:
     chosen_markers: tuple[str, ...] = ()
     """Text that marks a kernel of such a package in a module (`triton.jit`)."""
     cuda_engines: tuple[str, ...] = ()
+    cuda_engine_headers: tuple[str, ...] = ()
+    """Header names of CUDA-only engines' plugin APIs: a native file including one is that
+    engine's plugin (analyze/headers.py `engine_plugins`)."""
     """Modules of CUDA-only inference engines: a module importing one at its top is that
     engine's integration, replaced whole with it."""
     cpu_twin: re.Pattern[str] | None = None
@@ -387,6 +390,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         rationale["alternative.twin-package"] = kernels["twin_package_why"]
     if "deploy_why" in raw.get("cuda_engines", {}):
         rationale["alternative.engine-deploy"] = raw["cuda_engines"]["deploy_why"]
+    if "plugin_why" in raw.get("cuda_engines", {}):
+        rationale["alternative.engine-plugin"] = raw["cuda_engines"]["plugin_why"]
     if "variant_why" in raw.get("entry_points", {}):
         rationale["alternative.entry-variant"] = raw["entry_points"]["variant_why"]
     versions = raw.get("versions", {})
@@ -470,6 +475,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         other_accelerator_apis=tuple(other.get("apis", ())),
         other_accelerator_tests=tuple(other.get("tests", ())),
         cuda_engines=tuple(engines.get("modules", ())),
+        cuda_engine_headers=tuple(engines.get("plugin_headers", ())),
         chosen_packages=frozenset(kernels.get("chosen_packages", ())),
         chosen_markers=tuple(kernels.get("chosen_markers", ())),
         other_devices=frozenset(other.get("devices", ())),
