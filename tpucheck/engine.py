@@ -31,6 +31,7 @@ from tpucheck.analyze.declared import declared_settings
 from tpucheck.analyze.headers import unincluded_headers
 from tpucheck.analyze.imports import facts_of_bytes, import_facts
 from tpucheck.analyze.opt_in import OPT_IN, opt_in_components
+from tpucheck.analyze.option_components import OPTION_COMPONENT, option_components
 from tpucheck.analyze.option_imports import option_imports
 from tpucheck.analyze.reachability import import_resolver, imported_by, reachability_of
 from tpucheck.analyze.registry import CONFIG_SUFFIXES, unreached_components
@@ -492,6 +493,7 @@ def _compute_tree_facts(
         unreached=unreached,
         option_imports=option_imports(product_python, facts, read, options_off) if OPTION_IMPORT in judgement.rationale else {},
         opt_in=_opt_in(product_python, facts, found, read, roles, {*entry_points, *launched_files}) if OPT_IN in judgement.rationale else {},
+        option_components=option_components(product_python, read, options_off, values) if OPTION_COMPONENT in judgement.rationale else {},
     )
 
 
@@ -529,7 +531,7 @@ def assemble(
     rules = ruleset.by_id()
     roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files, tree.scripts, tree.sole)
     judged = ruleset.judgement
-    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained, tree.imported if tree.reach is not None else None, tree.option_values, tree.unreached, tree.option_imports, tree.opt_in)
+    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained, tree.imported if tree.reach is not None else None, tree.option_values, tree.unreached, tree.option_imports, tree.opt_in, tree.option_components)
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)

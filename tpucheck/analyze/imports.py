@@ -109,10 +109,13 @@ def _click_options(text: str) -> Iterator[tuple[str, str]]:
             yield name, "False"
 
 
-def _canonical(code: str) -> str:
+def canonical_literal(code: str) -> str:
     """A literal as `options.literal_code` writes it: strings by their repr, so `"nf4"`
     and `'nf4'` are one default."""
     return repr(code[1:-1]) if code[:1] in ("'", '"') else code
+
+
+_canonical = canonical_literal
 
 
 def facts_of_bytes(

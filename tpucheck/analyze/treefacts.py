@@ -90,6 +90,10 @@ class TreeFacts:
     option_imports: dict[str, dict[str, str]] = field(default_factory=dict)
     """Product modules -> names they import at load and use only behind an option off by
     default -> that option (analyze/option_imports.py)."""
+    option_components: dict[str, tuple[tuple[str, int, int, str], ...]] = field(default_factory=dict)
+    """Product modules -> their top-level classes and functions every use of which sits
+    behind an option its default leaves off (name, first line, last line, the test as
+    evidence: analyze/option_components.py)."""
     opt_in: dict[str, str] = field(default_factory=dict)
     """Files under a subpackage nothing else in the product loads -> its dotted name: an
     opt-in component of a library (analyze/opt_in.py)."""
@@ -140,13 +144,14 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "unreached": [[path, [list(s) for s in u.spans], [list(n) for n in u.names]] for path, u in sorted(tree.unreached.items())],
         "option_imports": [[path, [[name, option] for name, option in sorted(names.items())]] for path, names in sorted(tree.option_imports.items())],
         "opt_in": [[path, name] for path, name in sorted(tree.opt_in.items())],
+        "option_components": [[path, [list(c) for c in found]] for path, found in sorted(tree.option_components.items())],
     }
 
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts", "untrained", "imported", "sole", "option_values", "unreached", "option_imports", "opt_in"}:
-        raise TypeError("tree facts must be an object with exactly their twenty-one fields")
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts", "untrained", "imported", "sole", "option_values", "unreached", "option_imports", "opt_in", "option_components"}:
+        raise TypeError("tree facts must be an object with exactly their twenty-two fields")
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
@@ -193,7 +198,18 @@ def tree_from_json(data: Any) -> TreeFacts:
         unreached=_unreached(data["unreached"]),
         option_imports={expect_str(path): _pairs(names) for path, names in (expect_list(item, length=2) for item in expect_list(data["option_imports"]))},
         opt_in=_pairs(data["opt_in"]),
+        option_components=_components(data["option_components"]),
     )
+
+
+def _components(data: Any) -> dict[str, tuple[tuple[str, int, int, str], ...]]:
+    out: dict[str, tuple[tuple[str, int, int, str], ...]] = {}
+    for item in expect_list(data):
+        path, found = expect_list(item, length=2)
+        out[expect_str(path)] = tuple(
+            (expect_str(n), expect_int(a), expect_int(b), expect_str(w)) for n, a, b, w in (expect_list(c, length=4) for c in expect_list(found))
+        )
+    return out
 
 
 def _unreached(data: Any) -> dict[str, Unreached]:

@@ -15,6 +15,7 @@ from fnmatch import fnmatchcase
 from tpucheck.analyze.bindings import KERNEL_BINDING, binding_at
 from tpucheck.analyze.deploy import ENGINE_DEPLOY
 from tpucheck.analyze.opt_in import OPT_IN
+from tpucheck.analyze.option_components import OPTION_COMPONENT
 from tpucheck.analyze.reachability import GUARDED_MODULE, Reachability
 from tpucheck.analyze.registry import Unreached
 from tpucheck.analyze.variants import VARIANT
@@ -84,6 +85,8 @@ class Placement:
     """Path -> names imported at load, used only behind an off option -> it (TreeFacts)."""
     opt_in: dict[str, str] = field(default_factory=dict)
     """Path -> the opt-in subpackage holding it (TreeFacts.opt_in)."""
+    option_components: dict[str, tuple[tuple[str, int, int, str], ...]] = field(default_factory=dict)
+    """Path -> its definitions used only behind an off option (TreeFacts.option_components)."""
 
     def older_version(self, path: str) -> Reason | None:
         """Why the file is set aside whole: it, or a folder holding it, is an older version
@@ -197,6 +200,9 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
         elif wanted == "blocker" and not guarded and rule.inventory == "package" and (behind := _behind_option(match, placement.option_imports.get(result.path), placement.options_off)) is not None:
             because.append(behind)  # blind set 55: LESS's eval scripts and `--use_vllm`
             wanted = "major"
+        elif wanted == "blocker" and not guarded and (chosen := _option_component(match, placement.option_components.get(result.path))) is not None:
+            because.append(chosen)  # audit AX: MACE's Chebyshev basis under `--radial_type`
+            wanted = "major"
         elif wanted == "blocker" and not guarded and (component := placement.opt_in.get(result.path)) is not None:
             # blind set 60: NNI's TensorRT speed-up, AllenNLP's vision region detector
             because.append(Reason(OPT_IN, f"in `{component}`, a subpackage nothing else in the product imports or names: an opt-in component, its blocker stops only its users"))
@@ -277,6 +283,15 @@ def _behind_option(match: RawMatch, names: dict[str, str] | None, declared: dict
         return None
     where = declared.get(option, "")
     return Reason(OPTION_IMPORT, f"`{match.detail}` is imported at load but used only under a test of `{option}`, off by default ({where}): the import moves under the option, the default path needs no package")
+
+
+def _option_component(match: RawMatch, found: tuple[tuple[str, int, int, str], ...] | None) -> Reason | None:
+    """A blocker inside a class or function the product uses only behind an option its
+    default leaves off: the main path never builds it."""
+    for name, start, end, why in found or ():
+        if start <= match.span.line <= end:
+            return Reason(OPTION_COMPONENT, f"inside `{name}`, which the product uses only behind {why}: the default path never reaches it")
+    return None
 
 
 def _unreached(match: RawMatch, unreached: Unreached | None) -> Reason | None:
