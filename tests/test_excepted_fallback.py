@@ -166,3 +166,26 @@ def test_a_test_or_other_side_that_is_no_cuda_twin_keeps_the_kernel(tmp_path: Pa
         ("CK001", "setup.py", 3, 35, "blocker", None),
         ("CK003", "net/ops/src/deform_cuda.cu", 1, 1, "blocker", None),
     ]
+
+
+def test_an_import_by_name_whose_handler_builds_the_same_extension_is_required() -> None:
+    """Audit AX (Protenix's fast layer norm): `ext = importlib.import_module("ext")` in a
+    try whose handler compiles the same extension from its CUDA sources is no fallback: the
+    import is required. A handler that leaves a placeholder keeps it optional."""
+    from tpucheck.analyze.imports import import_facts
+
+    text = (
+        "import importlib\n"
+        "try:\n"
+        '    ext = importlib.import_module("fast_ext")\n'
+        "except ImportError:\n"
+        "    from pkg.build import compile\n\n"
+        '    ext = compile(\n        name="fast_ext",\n        sources=["k.cu"],\n    )\n'
+        "try:\n"
+        '    other = importlib.import_module("other_ext")\n'
+        "except ImportError:\n"
+        "    other = None\n"
+    )
+    found = {i.module: (i.conditional, i.guarded) for i in import_facts(text).imports}
+    assert found["fast_ext"] == (False, False)
+    assert found["other_ext"] == (True, True)

@@ -296,7 +296,13 @@ def scan_imports(text: str, torch_versions: tuple[str, ...] = (), quiet_calls: t
             conditional = any(kind in _OPTIONAL_BLOCKS for _, kind in blocks)
             guarded = conditional and any(kind in _CHOICE_BLOCKS for _, kind in blocks)
             tested = any(kind == "cuda-if" for _, kind in blocks)
-            out.extend(Import(0, name, conditional, not blocks, guarded, _branch(blocks, conditional), cuda_test=tested) for name in _IMPORT_BY_NAME.findall(stripped))
+            made = [Import(0, name, conditional, not blocks, guarded, _branch(blocks, conditional), cuda_test=tested) for name in _IMPORT_BY_NAME.findall(stripped)]
+            # `ext = importlib.import_module("ext")` in a try: the handler may bind `ext`
+            # again (build it from its CUDA sources), which makes the import required
+            bound = _REBIND.match(stripped)
+            in_try = blocks[-1][0] if blocks and blocks[-1][1] == "try" and not any(kind in _OPTIONAL_BLOCKS for _, kind in blocks[:-1]) else None
+            _in_try(tries, in_try, made, len(out), {bound.group(1)} if bound is not None else set())
+            out.extend(made)
             continue
         _, dots, base, names, plain = match.groups()
         conditional = any(kind in _OPTIONAL_BLOCKS for _, kind in blocks)
