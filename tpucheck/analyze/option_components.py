@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 
 from tpucheck.analyze.imports import canonical_literal
-from tpucheck.analyze.top_names import code_lines, use_lines
+from tpucheck.analyze.top_names import code_lines
 
 __all__ = ["OPTION_COMPONENT", "option_components"]
 
@@ -47,20 +47,30 @@ def option_components(
     values: Mapping[str, tuple[tuple[str, ...], str]],
 ) -> dict[str, tuple[Component, ...]]:
     """Product module -> its top-level definitions that every use sits behind an option
-    its default leaves off."""
-    texts = {path: read(path) or "" for path in sorted(product)}
-    lines = {path: text.splitlines() for path, text in texts.items()}
-    # candidates: names some off-option branch uses (one pass, cheap), defined once
+    its default leaves off. Linear in the product's text: each module's lines are read
+    once for the tests around them, and names are looked up in one index of words."""
+    if not off and not values:
+        return {}
+    lines: dict[str, list[str]] = {}
+    behind: dict[str, list[str | None]] = {}
+    words: dict[str, dict[str, list[int]]] = {}  # path -> word -> the code lines using it
     behind_words: set[str] = set()
-    for path, text in texts.items():
+    for path in sorted(product):
+        text = read(path) or ""
+        lines[path] = text.splitlines()
+        behind[path] = _tests_around(lines[path], off, values)
+        found: dict[str, list[int]] = {}
         for number, code in code_lines(text):
-            if _behind(lines[path], number - 1, off, values) is not None:
-                behind_words.update(re.findall(r"(?<![\w.])[A-Za-z_]\w*", code))
+            for word in _WORD.findall(code):
+                found.setdefault(word, []).append(number)
+                if behind[path][number - 1] is not None:
+                    behind_words.add(word)
+        words[path] = found
     if not behind_words:
         return {}
     defined: dict[str, list[tuple[str, int, int]]] = {}
-    for path in texts:
-        for name, start, end in _definitions(lines[path]):
+    for path, text_lines in lines.items():
+        for name, start, end in _definitions(text_lines):
             if name in behind_words:
                 defined.setdefault(name, []).append((path, start, end))
     out: dict[str, list[Component]] = {}
@@ -70,13 +80,11 @@ def option_components(
         home, start, end = places[0]
         evidence: list[str] = []
         settled = True
-        for path, text in texts.items():
-            if name not in text:
-                continue
-            for number in use_lines(code_lines(text), name):
+        for path, found in words.items():
+            for number in sorted(set(found.get(name, ()))):
                 if path == home and start <= number <= end:
                     continue  # its own body (a recursive call, its `class` line)
-                why = _behind(lines[path], number - 1, off, values)
+                why = behind[path][number - 1]
                 if why is None:
                     settled = False
                     break
@@ -86,6 +94,10 @@ def option_components(
         if settled and evidence:
             out.setdefault(home, []).append((name, start, end, evidence[0]))
     return {path: tuple(found) for path, found in sorted(out.items())}
+
+
+_WORD = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+"""A name used as a whole word, not an attribute (`x.name`)."""
 
 
 def _definitions(lines: list[str]) -> Iterable[tuple[str, int, int]]:
@@ -111,30 +123,41 @@ def _definitions(lines: list[str]) -> Iterable[tuple[str, int, int]]:
         index = end + 1
 
 
-def _behind(lines: list[str], number: int, off: Mapping[str, str], values: Mapping[str, tuple[tuple[str, ...], str]]) -> str | None:
-    """The test of an enclosing `if`/`elif` whose true side holds the line and that holds
-    only off a setting's default, as evidence; None when the nearest enclosing branch
-    header is no such test, or the line is on an `else` side."""
-    indent = _indent(lines[number])
-    for above in range(number - 1, -1, -1):
-        line = lines[above]
-        if not line.strip() or line.lstrip().startswith("#"):
+def _tests_around(lines: list[str], off: Mapping[str, str], values: Mapping[str, tuple[tuple[str, ...], str]]) -> list[str | None]:
+    """For each line, the test of the nearest enclosing `if`/`elif` whose true side holds
+    it and that holds only off a setting's default, as evidence; None when the line is on
+    an `else` side, outside any branch, or the enclosing branches test something else. One
+    pass: the lines enclosing the current one (each at a lower indent than the last) are
+    kept on a stack."""
+    stack: list[tuple[int, str, str | None]] = []  # (indent, kind, evidence)
+    out: list[str | None] = []
+    for line in lines:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            out.append(out[-1] if out else None)  # a blank line: as the line before
             continue
-        level = _indent(line)
-        if level >= indent:
-            continue
-        indent = level
+        indent = _indent(line)
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        out.append(_answer(stack))
         if _HEADER.match(line) is None:
-            if level == 0:
-                return None
-            continue
-        if line.lstrip().startswith("else"):
+            stack.append((indent, "other", None))
+        elif stripped.startswith("else"):
+            stack.append((indent, "else", None))
+        else:
+            test = _TEST.match(line)
+            stack.append((indent, "test", _off_test(test.group(1).strip(), off, values) if test is not None else None))
+    return out
+
+
+def _answer(stack: list[tuple[int, str, str | None]]) -> str | None:
+    """What the upward walk over the enclosing lines finds (innermost first)."""
+    for indent, kind, evidence in reversed(stack):
+        if kind == "else":
             return None
-        test = _TEST.match(line)
-        why = _off_test(test.group(1).strip(), off, values) if test is not None else None
-        if why is not None:
-            return why
-        if level == 0:
+        if kind == "test" and evidence is not None:
+            return evidence
+        if indent == 0:
             return None
     return None
 
