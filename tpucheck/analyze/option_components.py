@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 
 from tpucheck.analyze.imports import canonical_literal
-from tpucheck.analyze.top_names import code_lines
+from tpucheck.analyze.top_names import code_lines, definition_end
 
 __all__ = ["OPTION_COMPONENT", "option_components"]
 
@@ -112,13 +112,7 @@ def _definitions(lines: list[str]) -> Iterable[tuple[str, int, int]]:
         start = index
         while start > 0 and lines[start - 1].startswith("@"):
             start -= 1
-        end = index
-        for after in range(index + 1, len(lines)):
-            line = lines[after]
-            if line and not line[0].isspace() and not line.startswith(("#", ")", "]", "}")):
-                break
-            if line.strip():
-                end = after
+        end = definition_end(lines, index)
         yield found.group(1), start + 1, end + 1
         index = end + 1
 

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from tpucheck.analyze.top_names import code_lines, statement_lines, top_level_bindings, use_lines
+from tpucheck.analyze.top_names import code_lines, definition_end, statement_lines, top_level_bindings, use_lines
 from tpucheck.findings import ImportFacts
 
 __all__ = ["CONFIG_SUFFIXES", "Unreached", "registered_components", "unreached_components"]
@@ -83,13 +83,7 @@ def registered_components(text: str) -> tuple[tuple[str, int, int, tuple[str, ..
         if header is None:
             index += 1
             continue
-        end = probe
-        for after in range(probe + 1, len(lines)):
-            line = lines[after]
-            if line and not line[0].isspace() and not line.startswith(("#", ")", "]", "}")):
-                break
-            if line.strip():
-                end = after
+        end = definition_end(lines, probe)
         out.append((header.group(1), start + 1, end + 1, tuple(dict.fromkeys(k for k in keys if k != header.group(1)))))
         index = end + 1
     return tuple(out)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-__all__ = ["code_lines", "statement_lines", "top_level_bindings", "use_lines"]
+__all__ = ["code_lines", "definition_end", "statement_lines", "top_level_bindings", "use_lines"]
 
 _IMPORT = re.compile(r"^import[ \t]+([^#]+?)[ \t]*(?:#.*)?$")
 _FROM = re.compile(r"^from[ \t]+([\w.]+)[ \t]+import[ \t]+(.*)$")
@@ -78,3 +78,17 @@ def use_lines(lines: Iterable[tuple[int, str]], name: str) -> list[int]:
     """The numbers of the `code_lines` that use `name` as a whole word (not `x.name`)."""
     word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
     return [number for number, code in lines if word.search(code)]
+
+
+def definition_end(lines: list[str], header: int) -> int:
+    """The index of the last non-blank line of a top-level definition whose header is at
+    `header`: up to the next statement at column 0 (comments and closing brackets there
+    belong to it)."""
+    end = header
+    for after in range(header + 1, len(lines)):
+        line = lines[after]
+        if line and not line[0].isspace() and not line.startswith(("#", ")", "]", "}")):
+            break
+        if line.strip():
+            end = after
+    return end
