@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections import deque
 from collections.abc import Callable, Iterable
 
 from tpucheck.findings import Reason
@@ -121,9 +122,9 @@ def engine_plugins(native: Iterable[str], read: Callable[[str], str | None], eng
         for inner in included(path):
             includers.setdefault(inner, set()).add(path)
     via: dict[str, str] = {p: p for p in direct}
-    queue = sorted(direct)
+    queue = deque(sorted(direct))
     while queue:
-        current = queue.pop(0)
+        current = queue.popleft()
         for outer in sorted(includers.get(current, ())):
             if outer not in via:
                 via[outer] = via[current]

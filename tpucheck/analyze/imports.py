@@ -76,16 +76,16 @@ def declared_options(text: str) -> tuple[tuple[str, str], ...]:
     test of it undecided, which keeps its findings at full weight."""
     found: list[tuple[str, str]] = []
     if ":" in text:
-        found.extend((m.group(1), _canonical(m.group(2))) for m in _FIELD.finditer(text))
+        found.extend((m.group(1), canonical_literal(m.group(2))) for m in _FIELD.finditer(text))
     if "add_argument" in text:
         found.extend((m.group(1).replace("-", "_"), "True" if m.group(2) == "false" else "False") for m in _FLAG.finditer(text))
-        found.extend((m.group(1).replace("-", "_"), _canonical(m.group(2))) for m in _ARGUMENT.finditer(text))
+        found.extend((m.group(1).replace("-", "_"), canonical_literal(m.group(2))) for m in _ARGUMENT.finditer(text))
     found.extend((m.group(1), m.group(2)) for m in _CONSTANT.finditer(text))
     if "click" in text:
         found.extend(_click_options(text))
     if "." in text:
         for m in _CONFIG_KEY.finditer(text):
-            key, default = m.group(1), _canonical(m.group(2))
+            key, default = m.group(1), canonical_literal(m.group(2))
             if key.isupper():  # yacs: `_C.MODEL.MORE_POS` is read as `cfg...MORE_POS` or `more_pos`
                 found.extend(((key, default), (key.lower(), default)))
             else:
@@ -104,7 +104,7 @@ def _click_options(text: str) -> Iterator[tuple[str, str]]:
         default = _CLICK_DEFAULT.search(rest)
         name = m.group(1).replace("-", "_")
         if default is not None:
-            yield name, _canonical(default.group(1))
+            yield name, canonical_literal(default.group(1))
         elif re.search(r"\bis_flag\s*=\s*True\b", rest) or m.group(2):
             yield name, "False"
 
@@ -114,8 +114,6 @@ def canonical_literal(code: str) -> str:
     and `'nf4'` are one default."""
     return repr(code[1:-1]) if code[:1] in ("'", '"') else code
 
-
-_canonical = canonical_literal
 
 
 def facts_of_bytes(

@@ -6,7 +6,7 @@ Why: a library builds one of several implementations by a setting (`if radial_ty
 `--use_tfg_guidance`). A missing op inside the chosen-by-option class is reached only by
 users who change the setting: the main path never builds it (audit AX: MACE's Chebyshev
 basis and Protenix's guidance potentials, both blockers judged major). The same reading as
-`option_imports.py` for imports, applied to the project's own top-level definitions, across
+`option_imports.py` for imports (analyze/off_tests.py), applied to the project's own top-level definitions, across
 its modules.
 
 Read line by line: a top-level `class`/`def` (to the next statement at column 0); every
@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
-from tpucheck.analyze.imports import canonical_literal
+from tpucheck.analyze.off_tests import tests_around
 from tpucheck.analyze.top_names import code_lines, definition_end
 
 __all__ = ["OPTION_COMPONENT", "option_components"]
@@ -33,11 +33,6 @@ Component = tuple[str, int, int, str]
 """(name, first line, last line, the test and the setting's declared values, as evidence)."""
 
 _DEFINITION = re.compile(r"^(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)")
-_TEST = re.compile(r"^[ \t]*(?:el)?if[ \t(]+(.*?)[ \t)]*:[ \t]*(?:#.*)?$")
-_FLAG = re.compile(r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)$")
-_COMPARED = re.compile(r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)[ \t]*(==|!=|not[ \t]+in|in)[ \t]*(.+)$")
-_HEADER = re.compile(r"^[ \t]*(?:el)?if\b|^[ \t]*else[ \t]*:")
-_LITERAL = re.compile(r"""^(?:"[^"\n]*"|'[^'\n]*'|-?\d+(?:\.\d+)?|True|False|None)$""")
 
 
 def option_components(
@@ -58,7 +53,7 @@ def option_components(
     for path in sorted(product):
         text = read(path) or ""
         lines[path] = text.splitlines()
-        behind[path] = _tests_around(lines[path], off, values)
+        behind[path] = [b[1] if b is not None else None for b in tests_around(lines[path], off, values)]
         found: dict[str, list[int]] = {}
         for number, code in code_lines(text):
             for word in _WORD.findall(code):
@@ -115,68 +110,4 @@ def _definitions(lines: list[str]) -> Iterable[tuple[str, int, int]]:
         end = definition_end(lines, index)
         yield found.group(1), start + 1, end + 1
         index = end + 1
-
-
-def _tests_around(lines: list[str], off: Mapping[str, str], values: Mapping[str, tuple[tuple[str, ...], str]]) -> list[str | None]:
-    """For each line, the test of the nearest enclosing `if`/`elif` whose true side holds
-    it and that holds only off a setting's default, as evidence; None when the line is on
-    an `else` side, outside any branch, or the enclosing branches test something else. One
-    pass: the lines enclosing the current one (each at a lower indent than the last) are
-    kept on a stack."""
-    stack: list[tuple[int, str, str | None]] = []  # (indent, kind, evidence)
-    out: list[str | None] = []
-    for line in lines:
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            out.append(out[-1] if out else None)  # a blank line: as the line before
-            continue
-        indent = _indent(line)
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        out.append(_answer(stack))
-        if _HEADER.match(line) is None:
-            stack.append((indent, "other", None))
-        elif stripped.startswith("else"):
-            stack.append((indent, "else", None))
-        else:
-            test = _TEST.match(line)
-            stack.append((indent, "test", _off_test(test.group(1).strip(), off, values) if test is not None else None))
-    return out
-
-
-def _answer(stack: list[tuple[int, str, str | None]]) -> str | None:
-    """What the upward walk over the enclosing lines finds (innermost first)."""
-    for indent, kind, evidence in reversed(stack):
-        if kind == "else":
-            return None
-        if kind == "test" and evidence is not None:
-            return evidence
-        if indent == 0:
-            return None
-    return None
-
-
-def _off_test(test: str, off: Mapping[str, str], values: Mapping[str, tuple[tuple[str, ...], str]]) -> str | None:
-    """`cfg.use_x` (a flag off by default) or `radial_type == "chebyshev"` (no declared value
-    satisfies it), as evidence; None for any other test."""
-    flag = _FLAG.match(test)
-    if flag is not None and flag.group(1) in off:
-        return f"`{test}` (`{flag.group(1)}` is off by default, {off[flag.group(1)]})"
-    compared = _COMPARED.match(test)
-    if compared is None or compared.group(1) not in values:
-        return None
-    name, operator, right = compared.group(1), " ".join(compared.group(2).split()), compared.group(3).strip()
-    items = [p.strip() for p in right.strip("[]()").split(",") if p.strip()] if right[:1] in "[(" else [right]
-    if not items or not all(_LITERAL.match(i) for i in items):
-        return None
-    literals = [canonical_literal(i) for i in items]
-    declared, where = values[name]
-    holds = {"==": lambda v: v in literals[:1], "!=": lambda v: v not in literals[:1], "in": lambda v: v in literals, "not in": lambda v: v not in literals}[operator]
-    if any(holds(v) for v in declared):
-        return None
-    return f"`{test}` (`{name}` is {' or '.join(declared)} wherever the project sets it, {where})"
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
 

@@ -16,61 +16,28 @@ that `if`'s `else`. Every use must be (at least one).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
+from tpucheck.analyze.off_tests import tests_around
 from tpucheck.analyze.top_names import code_lines, top_level_bindings, use_lines
 from tpucheck.findings import ImportFacts
 
 __all__ = ["option_imports", "option_only_imports"]
 
-_TEST = re.compile(r"^[ \t]*(?:el)?if[ \t(]+(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*)[ \t)]*:[ \t]*(?:#.*)?$")
-_HEADER = re.compile(r"^[ \t]*(?:el)?if\b|^[ \t]*else[ \t]*:")
-
-
-def option_only_imports(text: str, off: Container[str]) -> dict[str, str]:
+def option_only_imports(text: str, off: Mapping[str, str]) -> dict[str, str]:
     """Imported name (as written in the import, and as bound) -> the option every use of
-    it is behind, for a module's top-level imports."""
-    lines = text.splitlines()
+    it is behind, for a module's top-level imports (flags only: analyze/off_tests.py)."""
+    behind = tests_around(text.splitlines(), off, {})
     code = code_lines(text)
     out: dict[str, str] = {}
     for name, (imported, _) in sorted(top_level_bindings(text).items()):
         uses = use_lines(code, name)
-        options = [_behind(lines, number - 1, off) for number in uses]
+        options = [b[0] if (b := behind[number - 1]) is not None else None for number in uses]
         if uses and None not in options:
             option = sorted(o for o in options if o is not None)[0]
             out[name] = option
             out.setdefault(imported, option)
     return out
-
-
-def _behind(lines: list[str], number: int, off: Container[str]) -> str | None:
-    """The off option an enclosing `if` of this line tests, with the line on its true side."""
-    indent = _indent(lines[number])
-    for above in range(number - 1, -1, -1):
-        line = lines[above]
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        level = _indent(line)
-        if level >= indent:
-            continue
-        indent = level
-        if _HEADER.match(line) is None:
-            if level == 0:
-                return None
-            continue
-        if line.lstrip().startswith("else"):
-            return None  # the default side of a test
-        test = _TEST.match(line)
-        if test is not None and test.group(1) in off:
-            return test.group(1)
-        if level == 0:
-            return None
-    return None
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
 
 
 def option_imports(
