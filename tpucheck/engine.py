@@ -39,6 +39,7 @@ from tpucheck.analyze.submodule_code import submodules_apart
 from tpucheck.analyze.training_reach import untrained_modules
 from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
 from tpucheck.analyze.unbuilt import folder_lister, unbuilt_sources
+from tpucheck.analyze.unimported import UNIMPORTED, unimported_modules
 from tpucheck.analyze.variants import VARIANT, variant_options
 from tpucheck.analyze.vendored import vendored_packages
 from tpucheck.config.settings import ScanOptions, Settings, default_jobs
@@ -493,14 +494,19 @@ def _compute_tree_facts(
         unreached=unreached,
         option_imports=option_imports(product_python, facts, read, options_off) if OPTION_IMPORT in judgement.rationale else {},
         opt_in=_opt_in(product_python, facts, found, read, roles, {*entry_points, *launched_files}) if OPT_IN in judgement.rationale else {},
+        unimported=unimported_modules(product_python, facts, [*product_python, *_configs(found, roles)], read, {*entry_points, *launched_files}) if UNIMPORTED in judgement.rationale else {},
         option_components=option_components(product_python, read, options_off, values) if OPTION_COMPONENT in judgement.rationale else {},
     )
 
 
 def _opt_in(product_python: list[str], facts: Callable[[str], ImportFacts | None], found: Discovery, read: Callable[[str], str | None], roles: Roles, exempt: set[str]) -> dict[str, str]:
     """Opt-in subpackages (analyze/opt_in.py): named by no product module or config."""
-    configs = [f.path for f in found.files if f.path.lower().endswith(CONFIG_SUFFIXES) and not roles.supporting(f.path)]
-    return opt_in_components(product_python, facts, [f.path for f in found.files], [*product_python, *configs], read, exempt)
+    return opt_in_components(product_python, facts, [f.path for f in found.files], [*product_python, *_configs(found, roles)], read, exempt)
+
+
+def _configs(found: Discovery, roles: Roles) -> list[str]:
+    """The product's config files: text that may name a module by its dotted path."""
+    return [f.path for f in found.files if f.path.lower().endswith(CONFIG_SUFFIXES) and not roles.supporting(f.path)]
 
 
 def _checks(python: Iterable[str], facts: Callable[[str], ImportFacts | None]) -> dict[str, str]:
@@ -531,7 +537,7 @@ def assemble(
     rules = ruleset.by_id()
     roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files, tree.scripts, tree.sole)
     judged = ruleset.judgement
-    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained, tree.imported if tree.reach is not None else None, tree.option_values, tree.unreached, tree.option_imports, tree.opt_in, tree.option_components)
+    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained, tree.imported if tree.reach is not None else None, tree.option_values, tree.unreached, tree.option_imports, tree.opt_in, tree.option_components, tree.unimported)
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)

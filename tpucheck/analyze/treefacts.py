@@ -97,6 +97,9 @@ class TreeFacts:
     opt_in: dict[str, str] = field(default_factory=dict)
     """Files under a subpackage nothing else in the product loads -> its dotted name: an
     opt-in component of a library (analyze/opt_in.py)."""
+    unimported: dict[str, str] = field(default_factory=dict)
+    """Package modules nothing the product runs reaches -> their dotted names
+    (analyze/unimported.py)."""
 
     @property
     def trains(self) -> bool | None:
@@ -144,14 +147,15 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "unreached": [[path, [list(s) for s in u.spans], [list(n) for n in u.names]] for path, u in sorted(tree.unreached.items())],
         "option_imports": [[path, [[name, option] for name, option in sorted(names.items())]] for path, names in sorted(tree.option_imports.items())],
         "opt_in": [[path, name] for path, name in sorted(tree.opt_in.items())],
+        "unimported": [[path, name] for path, name in sorted(tree.unimported.items())],
         "option_components": [[path, [list(c) for c in found]] for path, found in sorted(tree.option_components.items())],
     }
 
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts", "untrained", "imported", "sole", "option_values", "unreached", "option_imports", "opt_in", "option_components"}:
-        raise TypeError("tree facts must be an object with exactly their twenty-two fields")
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts", "untrained", "imported", "sole", "option_values", "unreached", "option_imports", "opt_in", "option_components", "unimported"}:
+        raise TypeError("tree facts must be an object with exactly their twenty-three fields")
     reach = None
     if data["reach"] is not None:
         raw = data["reach"]
@@ -198,6 +202,7 @@ def tree_from_json(data: Any) -> TreeFacts:
         unreached=_unreached(data["unreached"]),
         option_imports={expect_str(path): _pairs(names) for path, names in (expect_list(item, length=2) for item in expect_list(data["option_imports"]))},
         opt_in=_pairs(data["opt_in"]),
+        unimported=_pairs(data["unimported"]),
         option_components=_components(data["option_components"]),
     )
 

@@ -18,6 +18,7 @@ from tpucheck.analyze.opt_in import OPT_IN
 from tpucheck.analyze.option_components import OPTION_COMPONENT
 from tpucheck.analyze.reachability import GUARDED_MODULE, Reachability
 from tpucheck.analyze.registry import Unreached
+from tpucheck.analyze.unimported import UNIMPORTED
 from tpucheck.analyze.variants import VARIANT
 from tpucheck.findings import PENDING, SEVERITIES, FileResult, Finding, RawMatch, Reason, fingerprints, suppression_key
 from tpucheck.judge.known_ops import KNOWN_OP, known_op
@@ -87,6 +88,8 @@ class Placement:
     """Path -> the opt-in subpackage holding it (TreeFacts.opt_in)."""
     option_components: dict[str, tuple[tuple[str, int, int, str], ...]] = field(default_factory=dict)
     """Path -> its definitions used only behind an off option (TreeFacts.option_components)."""
+    unimported: dict[str, str] = field(default_factory=dict)
+    """Package module -> its dotted name, when nothing the product runs reaches it (TreeFacts.unimported)."""
 
     def older_version(self, path: str) -> Reason | None:
         """Why the file is set aside whole: it, or a folder holding it, is an older version
@@ -206,6 +209,10 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
         elif wanted == "blocker" and not guarded and (component := placement.opt_in.get(result.path)) is not None:
             # blind set 60: NNI's TensorRT speed-up, AllenNLP's vision region detector
             because.append(Reason(OPT_IN, f"in `{component}`, a subpackage nothing else in the product imports or names: an opt-in component, its blocker stops only its users"))
+            wanted = "major"
+        elif wanted == "blocker" and not guarded and (module := placement.unimported.get(result.path)) is not None:
+            # audits AV and AX: sparseml's SSD helpers and verl's cupy rendezvous, which only tests import
+            because.append(Reason(UNIMPORTED, f"in `{module}`, a module no script, entry point or package `__init__` of the product reaches by imports and no text names: its blocker stops only who imports it by hand"))
             wanted = "major"
         if rule.installs_on_tpu and result.kind == "manifest":
             # audits M and R: a pin nothing imports is no work; the imports are reported where they are
