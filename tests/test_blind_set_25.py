@@ -85,7 +85,7 @@ optimizer.step()
 def test_apex_amp_is_an_edit_not_a_dependency_to_replace(tmp_path: Path) -> None:
     result = _scan(tmp_path, {"train.py": TRAIN.format(imports="from apex import amp")})
     (apex,) = [f for f in result.findings if f.rule == "DEP001"]
-    assert (apex.span.line, apex.severity, apex.because[-1].rule) == (2, "blocker", "cap.drop-in")
+    assert (apex.span.line, apex.severity, apex.because[-1].rule) == (2, "major", "cap.drop-in")
     assert apex.because[-1].evidence == "`apex` has drop-in PyTorch module: replacing it is an edit, not a dependency to port".replace("drop-in PyTorch", "a drop-in PyTorch")
     assert result.score is not None and result.score.score > 59.9 and result.score.grade != "D"
 

@@ -212,10 +212,11 @@ def test_a_value_chosen_by_a_conditional_takes_its_arms_guard(tmp_path: Path) ->
             return a, b, c, d, e, f
         """
     assert rows(scanned(tmp_path, code).findings, ("HF001",)) == [
-        ("HF001", 16, 51, "major", ("guard.option", "severity.fallback")),
+        # HF001 is major (a known one-argument edit): the guard shows in the reasons
+        ("HF001", 16, 51, "major", ("guard.option",)),
         ("HF001", 17, 51, "minor", ("guard.test", "severity.guarded")),
-        ("HF001", 18, 51, "blocker", ()),
-        ("HF001", 19, 51, "blocker", ()),
-        ("HF001", 20, 51, "blocker", ()),
-        ("HF001", 21, 51, "major", ("guard.option-else", "severity.fallback")),
+        ("HF001", 18, 51, "major", ()),
+        ("HF001", 19, 51, "major", ()),
+        ("HF001", 20, 51, "major", ()),
+        ("HF001", 21, 51, "major", ("guard.option-else",)),
     ]

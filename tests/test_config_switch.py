@@ -40,7 +40,7 @@ def test_deepspeed_picked_by_a_launch_config_is_an_edit(tmp_path: Path) -> None:
             "DEP005",
             "configs/zero2.yaml",
             2,
-            "blocker",
+            "major",
             (("cap.config-switch", "`distributed_type: DEEPSPEED` picks it in a launch config: switching the value is an edit, not a stack to port"),),
         )
     ]
@@ -53,7 +53,7 @@ def test_a_module_that_imports_deepspeed_keeps_the_cap(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "repo", {"train.py": train, "configs/zero2.yaml": CONFIG})
     result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
     assert [(f.path, f.severity, tuple(r.rule for r in f.because)) for f in result.findings if f.rule == "DEP005"] == [
-        ("configs/zero2.yaml", "blocker", ("cap.config-switch",)),
+        ("configs/zero2.yaml", "major", ("cap.config-switch",)),
         ("train.py", "blocker", ()),
     ]
     assert result.score.score <= 59.9

@@ -134,7 +134,7 @@ def test_an_except_that_imports_the_same_package_or_raises_keeps_nothing_optiona
             xops = None
         """
     assert found(tmp_path, {"pkg/attention.py": code}, ("DEP001", "DEP002", "DEP003"), target="torchtpu") == [
-        ("DEP001", 7, 12, "blocker", False),
+        ("DEP001", 7, 12, "major", False),  # a drop-in module: an edit, but nothing optional
         ("DEP002", 2, 10, "blocker", False),
         ("DEP002", 4, 10, "blocker", False),
         ("DEP003", 12, 12, "info", True),  # a CUDA-only package a TPU host falls back from by itself

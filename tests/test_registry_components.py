@@ -42,7 +42,7 @@ class QueryHead(torch.nn.Module):
 """
 RPN = """\
 import torch
-from mmcv.ops import batched_nms, DeformConv2d as DCN
+from mmcv.ops import roi_align, DeformConv2d as DCN
 from mmdet.models.builder import HEADS
 
 
@@ -53,7 +53,7 @@ class RegionHead(torch.nn.Module):
         self.conv = DCN(4, 4, 3)
 
     def forward(self, boxes, scores, idxs):
-        return batched_nms(boxes, scores, idxs, dict(iou_threshold=0.5))
+        return roi_align(boxes, scores, idxs, dict(iou_threshold=0.5))
 """
 TRAIN = """\
 import torch
@@ -86,8 +86,8 @@ def _dep036(root: Path) -> list[tuple[str, int, int, str, tuple[str, ...]]]:
 
 def test_an_import_only_an_unnamed_component_uses_is_major(tmp_path: Path) -> None:
     assert _dep036(_tree(tmp_path)) == [
-        ("proj/heads/rpn_head.py", 2, 22, "major", (REASON.format("batched_nms"),)),
-        ("proj/heads/rpn_head.py", 2, 35, "major", (REASON.format("DeformConv2d"),)),  # bound as DCN
+        ("proj/heads/rpn_head.py", 2, 22, "major", (REASON.format("roi_align"),)),
+        ("proj/heads/rpn_head.py", 2, 33, "major", (REASON.format("DeformConv2d"),)),  # bound as DCN
         ("proj/heads/used_head.py", 2, 22, "blocker", ()),
     ]
 
@@ -113,7 +113,7 @@ def test_a_longer_word_does_not_name_the_component(tmp_path: Path) -> None:
 
 
 def test_a_use_outside_the_component_keeps_the_import(tmp_path: Path) -> None:
-    root = _tree(tmp_path, **{"proj/heads/rpn_head.py": RPN + "\n\ndef suppress(boxes, scores, idxs):\n    return batched_nms(boxes, scores, idxs, {})\n"})
+    root = _tree(tmp_path, **{"proj/heads/rpn_head.py": RPN + "\n\ndef suppress(boxes, scores, idxs):\n    return roi_align(boxes, scores, idxs, {})\n"})
     assert [(s, bool(why)) for _, _, _, s, why in _dep036(root)] == [("blocker", False), ("major", True), ("blocker", False)]
 
 

@@ -191,6 +191,10 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
         if role_reason is not None and place_role == file_role:
             because.insert(0, role_reason)
         wanted = match.severity or rule.severity
+        if wanted == "blocker" and any(r.rule in (DROP_IN, CONFIG_SWITCH, KNOWN_CALL) for r in because):
+            # a known edit (a drop-in module, a config value, a public function): the
+            # severity table's major (audits AX and AW: R1-V's zero2.yaml, verl's FusedAdam)
+            wanted = "major"
         if guarded and (rule.inventory in placement.scoring.capped_inventories or (optional_file and result.kind == "native")):
             # A kernel or a CUDA-only package that keeps a fallback; the launches and
             # includes of an optional extension's source go with its kernels.
