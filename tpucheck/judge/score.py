@@ -19,6 +19,8 @@ constant, the README the formula):
                   CUDA-only package, weighs as a major), a quarter in supporting and experimental code,
                   the validation floor's own weight
     cost          sum of hours * weight                      ("weighted hours")
+    effort        the hours' sum per bucket (product, supporting, ...), at most 3x wide;
+                  above 30 hours, the 0.8 power of it (a large port shares its set-up)
     score         100 - 10 * log2(1 + cost / 16), at least 0; at most 59.9 while a kernel
                   or a CUDA-only dependency blocks the product's main path, 89.9 while any
                   other blocker does
@@ -314,6 +316,20 @@ class Model:
         # same hours to the last digit
         return Effort.narrowed(math.fsum(s.low for s in kept), math.fsum(s.high for s in kept), self.s.max_range_ratio)
 
+    def total(self, items: Iterable[Share], *, performance: bool = False) -> Effort:
+        """A port's hours from its items: their sum, and above `score.scale.above` a power
+        of it below one (set-up and what is learnt on the first items serve the rest). The
+        plan's steps keep their own sums; the power is increasing, so a further finding
+        never lowers the total."""
+        summed = self.effort(items, performance=performance)
+        return Effort(self.scaled(summed.low), self.scaled(summed.high))
+
+    def scaled(self, hours: float) -> float:
+        above = self.s.scale_above
+        if above is None or hours <= above:
+            return hours
+        return above * (hours / above) ** self.s.scale_exponent
+
 
 _DISTRIBUTION_SUFFIX = re.compile(r"_(cu\d+|python)$")
 
@@ -458,10 +474,10 @@ def compute_score(findings: list[Finding], rules: dict[str, Rule], judgement: Ju
         grade_meaning=meaning,
         training=by_workload["training"],
         inference=by_workload["inference"],
-        effort=model.effort(product),
-        supporting_effort=model.effort(supporting),
-        optional_effort=model.effort(optional),
-        performance_effort=model.effort(performance, performance=True),
+        effort=model.total(product),
+        supporting_effort=model.total(supporting),
+        optional_effort=model.total(optional),
+        performance_effort=model.total(performance, performance=True),
         cost=round(cost, 3),
         contributors=_contributors(split, rules, cost),
         plan=_plan(split, model, cost),

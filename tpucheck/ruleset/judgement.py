@@ -154,6 +154,10 @@ class Scoring:
     hours_unit: float = 8.0
     points_per_doubling: float = 10.0
     max_range_ratio: float = 3.0
+    scale_above: float | None = None
+    """Hours above which a port's total grows as `scale_exponent` of its items' sum: a
+    large port shares its set-up and learning across items (None: plain sums)."""
+    scale_exponent: float = 1.0
     grades: tuple[tuple[float, str], ...] = ()
     grade_meaning: dict[str, str] = field(default_factory=dict)
     kernel_cap: float = 59.9
@@ -421,6 +425,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             hours_unit=float(score_raw["hours_unit"]),
             points_per_doubling=float(score_raw["points_per_doubling"]),
             max_range_ratio=float(score_raw["max_range_ratio"]),
+            scale_above=float(score_raw["scale"]["above"]) if "scale" in score_raw else None,
+            scale_exponent=float(score_raw["scale"]["exponent"]) if "scale" in score_raw else 1.0,
             grades=tuple((float(g["from"]), g["grade"]) for g in score_raw["grades"]),
             grade_meaning={g["grade"]: g["means"] for g in score_raw["grades"]},
             kernel_cap=float(score_raw["caps"]["kernel"]),
