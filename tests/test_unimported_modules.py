@@ -77,3 +77,10 @@ def test_what_only_an_unreached_module_imports_is_unreached_too(tmp_path: Path) 
     rows = _rows(tmp_path / "repo", files, "pkg/nccl_ids.py")
     assert rows and rows[0][2] == "major"
     assert rows[0][3] == (REASON.replace("pkg.rendezvous", "pkg.nccl_ids"),)
+
+
+def test_a_root_init_makes_no_package_of_the_tree(tmp_path: Path) -> None:
+    """A repository whose root holds an `__init__.py` (a checkout imported as a package)
+    ends: its root modules are scripts, its packages are read as without it."""
+    rows = _rows(tmp_path / "repo", {**BASE, "__init__.py": "", "run.py": "from pkg.core import Model\n"})
+    assert rows and rows[0][2] == "major" and rows[0][3]

@@ -49,7 +49,8 @@ def unimported_modules(
 ) -> dict[str, str]:
     """Package module (path) -> its dotted name, for the modules nothing run reaches."""
     product = sorted(product_python)
-    inits = {posixpath.dirname(p) for p in product if posixpath.basename(p) == "__init__.py"}
+    # a root `__init__.py` makes no package of the tree itself: its modules are scripts
+    inits = {posixpath.dirname(p) for p in product if posixpath.basename(p) == "__init__.py" and "/" in p}
     leaves = [p for p in product if posixpath.dirname(p) in inits and posixpath.basename(p) not in ("__init__.py", "__main__.py") and p not in exempt]
     if not leaves:
         return {}
