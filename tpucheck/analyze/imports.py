@@ -417,7 +417,9 @@ def _targets(
 _EXTENSION_KINDS = ("CUDAExtension", "CppExtension", "Extension")
 _EXTENSION_ALIAS = re.compile(r"^\s*(\w+)\s*=\s*(?:[\w.]*\.)?(?:CUDAExtension|CppExtension)\s*$", re.MULTILINE)
 _SOURCE = re.compile(r"['\"]([^'\"\n]+\.(?:cu|cuh))['\"]")
-_PATH_JOIN = re.compile(r"\bos\.path\.join\(([^()]*)\)")
+_PATH_JOIN = re.compile(r"(?:\b(\w+)\s*=\s*)?\b(?:os\.path|osp|path)\.join\(([^()]*)\)")
+_LISTING = re.compile(r"\b(?:glob|iglob|rglob|listdir|scandir|walk)\s*\(")
+"""A call that lists a folder's files: a build that globs its sources takes them so."""
 _LITERAL = re.compile(r"\s*['\"]([\w.\-]+(?:/[\w.\-]+)*)/?['\"]\s*")
 
 
@@ -432,17 +434,35 @@ def _source_folders(text: str) -> list[str]:
     build that globs its sources (`glob(os.path.join(extensions_dir, "*.cu"))`) takes them.
     A folder is written `pkg/csrc/`, the trailing slash saying "every source under it"."""
     folders = []
+    listed = _listed_names(text)
     for join in _PATH_JOIN.finditer(text):
-        parts = join.group(1).split(",")
+        parts = join.group(2).split(",")
         literals: list[str] = []
         for part in parts[1:]:
             found = _LITERAL.fullmatch(part)
             if found is None or "*" in found.group(1) or "." in found.group(1).strip("."):
                 break
             literals.append(found.group(1))
-        if literals and len(literals) == len(parts) - 1:
+        if not literals or len(literals) != len(parts) - 1:
+            continue
+        # only a folder some listing reads (`glob(os.path.join(extensions_dir, "*.cu"))`):
+        # an include root joined for `include_dirs` (a CUTLASS checkout) holds no sources
+        line_start = text.rfind("\n", 0, join.start()) + 1
+        if join.group(1) in listed or _LISTING.search(text, line_start, join.start()):
             folders.append("/".join(literals) + "/")
     return sorted(set(folders))
+
+
+def _listed_names(text: str) -> set[str]:
+    """Names a listing call reads first (`glob.glob(os.path.join(extensions_dir, "*.cu"))`,
+    `os.listdir(src_dir)`): the folders a build globs its sources from."""
+    names = set()
+    for call in _LISTING.finditer(text):
+        head = text[call.end() : call.end() + 200]
+        found = re.match(r"\s*(?:(?:os\.path|osp|path)\.join\(\s*)?(\w+)", head)
+        if found is not None:
+            names.add(found.group(1))
+    return names
 
 
 def extension_builds(text: str) -> list[Build]:
