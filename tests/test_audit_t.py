@@ -139,9 +139,12 @@ def test_validation_grows_with_the_product_not_with_its_tests(tmp_path: Path) ->
 
     small = effort({"train.py": model})
     with_tests = effort({"train.py": model, "tests/test_big.py": filler, "examples/big.py": filler})
-    large = effort({"train.py": model, "pkg/big.py": filler})
-    assert small[0] == with_tests[0] == 7 and large[0] == 8007
-    assert small[1:] == with_tests[1:]
+    large = effort({"train.py": model, "pkg/big.py": "import torch\n" + filler})
+    # blind set 69: lhotse's data recipes and cleanlab's NumPy core never touch torch; they
+    # run as on the GPU host, so their lines add no validation
+    host_only = effort({"train.py": model, "pkg/recipes.py": "import json\n" + filler})
+    assert small[0] == with_tests[0] == host_only[0] == 7 and large[0] == 8008
+    assert small[1:] == with_tests[1:] == host_only[1:]
     # the size term above the floor (rules/judgement.yaml validation.floor_is_minimum), at
     # validation's own place in the total
     assert large[1] - small[1] > 1.0 and large[2] - small[2] > 3.0

@@ -558,6 +558,9 @@ def assemble(
             r.lines
             for r in results
             if r.error is None and r.path.endswith(".py") and not roles.supporting(r.path) and roles.optional(r.path) is None and placement.older_version(r.path) is None
+            # what the validation run checks is what runs on the device: a module that never
+            # names torch (data preparation, a CLI, text processing) runs as on the GPU host
+            and (not tree.workloads or r.path in tree.workloads)
         ),
     )
     cuda_files = [(r.path, r.lines) for r in results if r.error is None and is_cuda_source(r.path)]

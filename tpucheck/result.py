@@ -41,8 +41,9 @@ class Coverage:
     files_skipped: int
     lines_scanned: int
     product_lines: int = 0
-    """Lines of the product's own Python (not tests, examples, benchmarks, docs, nor code
-    priced apart): what its validation run has to cover."""
+    """Lines of the product's own Python that names torch (not tests, examples, benchmarks,
+    docs, nor code priced apart, nor modules that never touch torch): what its validation
+    run has to cover."""
 
     @property
     def files_screened(self) -> int:
