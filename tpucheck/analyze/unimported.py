@@ -24,7 +24,7 @@ import posixpath
 import re
 from collections.abc import Callable, Container, Iterable, Sequence
 
-from tpucheck.analyze.import_graph import ImportGraph, module_name
+from tpucheck.analyze.import_graph import ImportGraph, edge_closure, module_name
 from tpucheck.findings import ImportFacts
 
 __all__ = ["UNIMPORTED", "unimported_modules"]
@@ -62,28 +62,16 @@ def unimported_modules(
     leaf_set = set(leaves)
     anchors = [p for p in product if p not in leaf_set]
     anchors += [p for p in leaves if _MAIN.search(read(p) or "")]
-    reached = _closure(anchors, edges)
+    reached = edge_closure(anchors, edges)
     candidates = [p for p in leaves if p not in reached]
     if not candidates or len(candidates) >= _SHARE * len(leaves):
         return {}
     dotted = {p: _dotted(p, inits) for p in candidates}
     named = _named(candidates, dotted, texts, read)
     if named:
-        reached = _closure([*anchors, *named], edges)
+        reached = edge_closure([*anchors, *named], edges)
         candidates = [p for p in candidates if p not in reached]
     return {p: dotted[p] for p in candidates}
-
-
-def _closure(starts: Iterable[str], edges: dict[str, set[str]]) -> set[str]:
-    """Every module the starts import, transitively, with the starts."""
-    seen = set(starts)
-    stack = list(seen)
-    while stack:
-        for target in edges.get(stack.pop(), ()):
-            if target not in seen:
-                seen.add(target)
-                stack.append(target)
-    return seen
 
 
 def _named(candidates: list[str], dotted: dict[str, str], texts: Iterable[str], read: Callable[[str], str | None]) -> set[str]:
