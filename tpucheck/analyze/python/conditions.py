@@ -479,12 +479,13 @@ def fails(body: cst.BaseSuite | cst.CSTNode | None, skip_raises: frozenset[str])
     return False
 
 
-def exits_without_cuda(names: Names, statement: cst.CSTNode) -> bool:
+def exits_without_cuda(names: Names, statement: cst.CSTNode, *, raise_caught: bool = False) -> bool:
     """`if not torch.cuda.is_available(): return ...` or `pytest.importorskip(...)`; not
-    `... : raise RuntimeError("needs CUDA")`, which leaves no other way."""
+    `... : raise RuntimeError("needs CUDA")`, which leaves no other way, unless a handler
+    around swallows the raise (`raise_caught`)."""
     if isinstance(statement, cst.If):
         guards = names.index.guards
-        if statement.orelse is not None or not is_exit(statement.body, guards.skip_calls) or fails(statement.body, guards.skip_raises):
+        if statement.orelse is not None or not is_exit(statement.body, guards.skip_calls) or (fails(statement.body, guards.skip_raises) and not raise_caught):
             return False
         return cuda_polarity(names, statement.test) < 0 or tpu_test(names, statement.test)
     if isinstance(statement, cst.SimpleStatementLine):

@@ -74,6 +74,9 @@ class Frame(NamedTuple):
     not reported there, since the check is what keeps the fallback."""
     type_checking: bool = False
     in_loop: bool = False
+    raise_caught: bool = False
+    """In the body of a try whose handler swallows everything: a raise there exits as a
+    return does (`excepts.swallows`)."""
     periodic: bool = False
     """Under `if step % N == 0:`: runs every N steps, not per step."""
     failure: bool = False

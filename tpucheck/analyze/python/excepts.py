@@ -189,6 +189,13 @@ def _broad_import_catch(handler: cst.ExceptHandler | cst.ExceptStarHandler, body
     return True
 
 
+def swallows(statement: cst.Try | cst.TryStar, names: Names) -> bool:
+    """A try whose handler catches everything and only passes or reports: a `raise` in its
+    body ends there, as a `return` would (`try: if device != "cuda": raise ValueError(...)
+    ... except Exception as e: print(e)`: audit AY, VoxCPM's `optimize()`)."""
+    return isinstance(statement, cst.Try) and _swallows(statement, names.index.guards.broad_exceptions, names)
+
+
 def _swallows(statement: cst.Try, broad: frozenset[str], names: Names) -> bool:
     """A nested try that catches everything (a bare `except:` or `except Exception:`) and
     only passes or reports: nothing in it reaches the outer handler, so it is a probe (of

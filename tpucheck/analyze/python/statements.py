@@ -71,7 +71,7 @@ class StatementWalker(BaseWalker):
                     self.walk(statement)
             else:
                 self.walk(statement)
-            if start == 0 and conditions.exits_without_cuda(self, statement):
+            if start == 0 and conditions.exits_without_cuda(self, statement, raise_caught=self.frame.raise_caught):
                 with self.enter(guard=Guard("guard.early-exit", statement)):
                     self.walk_block(statements, at + 1)
                 return
@@ -107,7 +107,7 @@ class StatementWalker(BaseWalker):
         ) or (polarity != 0 and node.orelse is None and conditions.reports_only(self, node.body)) or choices.turns_feature_off(self, node, polarity) or (
             polarity != 0 and isinstance(node.orelse, cst.Else) and conditions.placement_only(self, node.body) and conditions.placement_only(self, node.orelse.body)
         ) or (polarity > 0 and node.orelse is None and conditions.to_host_only(node.body))
-        with self.enter(guard_test=guard_test, fatal=choices.stops_without_cuda(self, node, polarity)):
+        with self.enter(guard_test=guard_test, fatal=choices.stops_without_cuda(self, node, polarity) and not self.frame.raise_caught):
             self.walk(node.test)
         outer = self.frame
         body_guard = else_guard = outer.guard
@@ -173,7 +173,7 @@ class StatementWalker(BaseWalker):
     def on_try(self, node: cst.Try | cst.TryStar, ctx: str | None) -> None:
         handler = next((h for h in node.handlers if excepts.handler_keeps_fallback(h, node.body.body, self)), None)
         kept = None if handler is None else Guard("guard.except" if self._placeholders_tested(handler) else "guard.placeholder", handler)
-        with self.enter(guard=kept if kept is not None else self.frame.guard):
+        with self.enter(guard=kept if kept is not None else self.frame.guard, raise_caught=excepts.swallows(node, self)):
             self.walk(node.body)
         self.walk_all(node.handlers)
         if node.orelse is not None:
@@ -246,7 +246,7 @@ class StatementWalker(BaseWalker):
             if found == "test" and outer.class_kind != "test" and isinstance(node, cst.FunctionDef) and not self.collected_test(node):
                 found = None  # `def test_net(...)`: a script's evaluation loop, product
             role = RoleMark(found, f"role.{found}-function", node.name) if found is not None else None
-        with self.enter(role=role, guard=Guard("guard.test-skip", skip) if skip is not None else outer.guard):
+        with self.enter(role=role, guard=Guard("guard.test-skip", skip) if skip is not None else outer.guard, raise_caught=False):
             if isinstance(node, cst.ClassDef):
                 self.walk_class(node)
                 return
