@@ -3,13 +3,12 @@
 Why: detection and re-identification repositories ship `tools/deploy/trt_export.py` and
 `trt_inference.py` beside their training and evaluation scripts: each imports TensorRT
 (or PyCUDA) at its top, or a module of the project that does, and exists to run the model
-in that engine. The product trains and
-runs in PyTorch without them, and a TPU port deploys the PyTorch model, not a TensorRT
-plan (audit AD: a DeepStream plugin judged optional; blind set 37's fast-reid banded
-without its TensorRT tools). Recognised by structure: an engine module
-(rules/judgement.yaml `cuda_engines`), a script outside any package, that no project
-module imports, in a product that has other entry points. When every entry point drives the engine, the engine is the
-product and nothing here applies.
+in that engine. The product trains and runs in PyTorch without them, and a TPU port
+deploys the PyTorch model, not a TensorRT plan (audit AD: a DeepStream plugin judged
+optional; blind set 37's fast-reid banded without its TensorRT tools). Recognised by
+structure: an engine module (rules/judgement.yaml `cuda_engines`), a script outside any
+package, that no project module imports, in a product that has other entry points. When
+every entry point drives the engine, the engine is the product and nothing here applies.
 """
 
 from __future__ import annotations

@@ -115,7 +115,6 @@ def canonical_literal(code: str) -> str:
     return repr(code[1:-1]) if code[:1] in ("'", '"') else code
 
 
-
 def facts_of_bytes(
     data: bytes,
     training_markers: tuple[str, ...] = (),
@@ -417,7 +416,10 @@ def _targets(
 _EXTENSION_KINDS = ("CUDAExtension", "CppExtension", "Extension")
 _EXTENSION_ALIAS = re.compile(r"^\s*(\w+)\s*=\s*(?:[\w.]*\.)?(?:CUDAExtension|CppExtension)\s*$", re.MULTILINE)
 _SOURCE = re.compile(r"['\"]([^'\"\n]+\.(?:cu|cuh))['\"]")
-_PATH_JOIN = re.compile(r"(?:\b(\w+)\s*=\s*)?\b(?:os\.path|osp|path)\.join\(([^()]*)\)")
+_JOIN = r"\b(?:os\.path|osp|path)\.join\("
+"""`os.path.join(`, however spelt (`from os import path`, `import os.path as osp`)."""
+_PATH_JOIN = re.compile(r"(?:\b(\w+)\s*=\s*)?" + _JOIN + r"([^()]*)\)")
+_LISTED_HEAD = re.compile(r"\s*(?:" + _JOIN + r"\s*)?(\w+)")
 _LISTING = re.compile(r"\b(?:glob|iglob|rglob|listdir|scandir|walk)\s*\(")
 """A call that lists a folder's files: a build that globs its sources takes them so."""
 _LITERAL = re.compile(r"\s*['\"]([\w.\-]+(?:/[\w.\-]+)*)/?['\"]\s*")
@@ -459,7 +461,7 @@ def _listed_names(text: str) -> set[str]:
     names = set()
     for call in _LISTING.finditer(text):
         head = text[call.end() : call.end() + 200]
-        found = re.match(r"\s*(?:(?:os\.path|osp|path)\.join\(\s*)?(\w+)", head)
+        found = _LISTED_HEAD.match(head)
         if found is not None:
             names.add(found.group(1))
     return names

@@ -28,7 +28,7 @@ from tpucheck.analyze.import_graph import ImportGraph, module_name
 from tpucheck.discover.walk import NATIVE_EXTENSIONS
 from tpucheck.findings import ImportFacts
 
-__all__ = ["OPT_IN", "opt_in_components"]
+__all__ = ["COMPUTED_IMPORT", "OPT_IN", "opt_in_components", "package_name"]
 
 OPT_IN = "severity.opt-in-component"
 
@@ -70,7 +70,7 @@ def opt_in_components(
     candidates = sorted(packages - used)
     if not candidates:
         return {}
-    dotted = {d: _dotted(d, inits) for d in candidates}
+    dotted = {d: package_name(d, inits) for d in candidates}
     named = _named(candidates, dotted, texts, read)
     # a component is a part: one holding half the product's modules or more is its core
     half = len(product) / 2
@@ -117,17 +117,17 @@ def _named(candidates: list[str], dotted: dict[str, str], texts: Iterable[str], 
         for parent, child in parents.items():
             prefix = dotted[child].rpartition(".")[0] + "."
             computed = (f'f"{prefix}{{', f"f'{prefix}{{", f'"{prefix}"', f"'{prefix}'")
-            if any(c in text for c in computed) or (folder == parent and _COMPUTED_IMPORT.search(text)):
+            if any(c in text for c in computed) or (folder == parent and COMPUTED_IMPORT.search(text)):
                 found.update(d for d in candidates if posixpath.dirname(d) == parent)
     return found
 
 
-_COMPUTED_IMPORT = re.compile(r"""(?:import_module|__import__)\(\s*(?![rbu]?["'][\w.]*["']\s*[,)])""")
+COMPUTED_IMPORT = re.compile(r"""(?:import_module|__import__)\(\s*(?![rbu]?["'][\w.]*["']\s*[,)])""")
 """A module of the parent package loading modules by a computed name (`import_module(f".{name}",
 __package__)`): any child may be one."""
 
 
-def _dotted(folder: str, inits: set[str]) -> str:
+def package_name(folder: str, inits: set[str]) -> str:
     """A package folder's import name: from its outermost package down (`src/pkg/sub` ->
     `pkg.sub` when `src` holds no `__init__.py`)."""
     top = folder

@@ -27,9 +27,10 @@ from collections.abc import Callable, Iterable
 from tpucheck.analyze.import_graph import ImportGraph, edge_closure, module_name
 from tpucheck.findings import ImportFacts
 
-__all__ = ["untrained_modules"]
+__all__ = ["MAIN_BLOCK", "untrained_modules"]
 
-_MAIN = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.MULTILINE)
+MAIN_BLOCK = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.MULTILINE)
+"""A module-level main block: the module runs as a script."""
 _DYNAMIC = re.compile(r"\bimport_module\s*\(|\b__import__\s*\(")
 
 
@@ -64,7 +65,7 @@ def untrained_modules(
     if any(_DYNAMIC.search(read(p) or "") for p in sorted(on_training)):
         return {}
     launched = set(run)
-    scripts = {r for r in roots if r in launched or _MAIN.search(read(r) or "")}
+    scripts = {r for r in roots if r in launched or MAIN_BLOCK.search(read(r) or "")}
     kept = set(on_training)
     for root in roots:
         if root not in scripts:

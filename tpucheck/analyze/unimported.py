@@ -25,14 +25,15 @@ import re
 from collections.abc import Callable, Container, Iterable, Sequence
 
 from tpucheck.analyze.import_graph import ImportGraph, edge_closure, module_name
+from tpucheck.analyze.opt_in import COMPUTED_IMPORT, package_name
+from tpucheck.analyze.training_reach import MAIN_BLOCK
 from tpucheck.findings import ImportFacts
 
 __all__ = ["UNIMPORTED", "unimported_modules"]
 
 UNIMPORTED = "severity.unimported-module"
 
-_MAIN = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", re.MULTILINE)
-_COMPUTED_IMPORT = re.compile(r"""(?:import_module|__import__)\(\s*(?![rbu]?["'][\w.]*["']\s*[,)])|\biter_modules\(|\bwalk_packages\(""")
+_COMPUTED_IMPORT = re.compile(COMPUTED_IMPORT.pattern + r"|\biter_modules\(|\bwalk_packages\(")
 """A module loading others by a computed name (`import_module(f".{name}")`) or walking a
 package's folder: any module of its folder may be one."""
 _SHARE = 0.5
@@ -61,7 +62,7 @@ def unimported_modules(
         edges[path] = {graph.modules[t] for imp in (fact.imports if fact is not None else ()) for t in graph.resolve(module_name(path), imp)}
     leaf_set = set(leaves)
     anchors = [p for p in product if p not in leaf_set]
-    anchors += [p for p in leaves if _MAIN.search(read(p) or "")]
+    anchors += [p for p in leaves if MAIN_BLOCK.search(read(p) or "")]
     reached = edge_closure(anchors, edges)
     candidates = [p for p in leaves if p not in reached]
     if not candidates or len(candidates) >= _SHARE * len(leaves):
@@ -102,10 +103,5 @@ def _named(candidates: list[str], dotted: dict[str, str], texts: Iterable[str], 
 
 
 def _dotted(path: str, inits: set[str]) -> str:
-    """A package module's import name, from its outermost package down."""
-    top = posixpath.dirname(path)
-    while posixpath.dirname(top) in inits:
-        top = posixpath.dirname(top)
-    base = posixpath.dirname(top)
-    stem = posixpath.splitext(path)[0]
-    return (stem[len(base) + 1 :] if base else stem).replace("/", ".")
+    """A package module's import name: its package's, then its stem."""
+    return f"{package_name(posixpath.dirname(path), inits)}.{posixpath.splitext(posixpath.basename(path))[0]}"
