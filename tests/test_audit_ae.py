@@ -151,6 +151,7 @@ TWIN = {
     "palm/triton/softmax.py": (
         "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef _softmax_kernel(x_ptr, n, BLOCK: tl.constexpr):\n"
         "    offs = tl.arange(0, BLOCK)\n    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n"
+        "\n\ndef softmax(x):\n    _softmax_kernel[(1,)](x, x.numel(), BLOCK=1024)\n    return x\n"
     ),
     "train.py": "from palm import PaLM\n\nmodel = PaLM()\n",
 }

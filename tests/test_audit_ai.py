@@ -321,6 +321,22 @@ def test_an_extension_imported_or_loaded_by_name_keeps_its_kernels(tmp_path: Pat
     assert [severity for _, _, severity, _ in _nat(tmp_path, user)] == ["blocker"]
 
 
+CLASS_OF_THE_NAME = "import torch\n\n\nclass edit_cuda(torch.nn.Module):\n    def forward(self, x):\n        return x\n\n\ndef run(x):\n    return edit_cuda()(x)\n"
+
+
+def test_a_class_of_the_extensions_name_does_not_load_it(tmp_path: Path) -> None:
+    """DWPose (audit AY): OneFormer's copy builds `MultiScaleDeformableAttention`, the name
+    of mmcv's attention class beside it; the class's uses name the class, and nothing
+    imports or loads the extension."""
+    found = _nat(tmp_path, CLASS_OF_THE_NAME)
+    assert found == [("pkg/clib/edit_dist.cu", 1, "minor", ("fallback.unloaded-extension", "severity.kernel-fallback"))]
+
+
+def test_a_string_naming_the_extension_beside_a_class_of_its_name_keeps_it(tmp_path: Path) -> None:
+    user = CLASS_OF_THE_NAME + '\n\ntorch.ops.load_library("build/edit_cuda.so")\n'
+    assert [severity for _, _, severity, _ in _nat(tmp_path, user)] == ["blocker"]
+
+
 def test_version_folders_in_upper_case_keep_the_newest(tmp_path: Path) -> None:
     """Bert-VITS2 (audit AK): `oldVersion/V101` ... `V220` hold the same files; the older
     are history, whatever the case of the `V`."""

@@ -39,6 +39,7 @@ from tpucheck.analyze.submodule_code import submodules_apart
 from tpucheck.analyze.training_reach import untrained_modules
 from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
 from tpucheck.analyze.unbuilt import folder_lister, unbuilt_sources
+from tpucheck.analyze.uncalled import UNCALLED, uncalled_definitions
 from tpucheck.analyze.unimported import UNIMPORTED, unimported_modules
 from tpucheck.analyze.variants import VARIANT, variant_options
 from tpucheck.analyze.vendored import vendored_packages
@@ -504,6 +505,7 @@ def _compute_tree_facts(
         opt_in=_opt_in(product_python, facts, found, read, roles, {*entry_points, *launched_files}) if OPT_IN in judgement.rationale else {},
         unimported=unimported_modules(product_python, facts, [*product_python, *_configs(found, roles)], read, {*entry_points, *launched_files}) if UNIMPORTED in judgement.rationale else {},
         option_components=option_components(product_python, read, options_off, values) if OPTION_COMPONENT in judgement.rationale else {},
+        uncalled=uncalled_definitions(product_python, _configs(found, roles), read, judgement.transparent_decorators) if UNCALLED in judgement.rationale else {},
     )
 
 
@@ -545,7 +547,7 @@ def assemble(
     rules = ruleset.by_id()
     roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files, tree.scripts, tree.sole)
     judged = ruleset.judgement
-    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained, tree.imported if tree.reach is not None else None, tree.option_values, tree.unreached, tree.option_imports, tree.opt_in, tree.option_components, tree.unimported)
+    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained, tree.imported if tree.reach is not None else None, tree.option_values, tree.unreached, tree.option_imports, tree.opt_in, tree.option_components, tree.unimported, tree.uncalled)
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from tpucheck.analyze.top_names import code_lines, definition_end, statement_lines, top_level_bindings, use_lines
 from tpucheck.findings import ImportFacts
 
-__all__ = ["CONFIG_SUFFIXES", "Unreached", "registered_components", "unreached_components"]
+__all__ = ["CONFIG_SUFFIXES", "Unreached", "only_used_there", "registered_components", "unreached_components"]
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".cfg", ".toml", ".ini", ".sh")
 """Text files whose words can name a registered component (besides Python)."""
@@ -131,11 +131,11 @@ def unreached_components(
     for path, components in defined.items():
         spans = tuple((name, start, end) for name, start, end, keys in components if name not in named and not named.intersection(keys))
         if spans:
-            out[path] = Unreached(spans, _only_used_there(read(path) or "", spans))
+            out[path] = Unreached(spans, only_used_there(read(path) or "", spans))
     return out
 
 
-def _only_used_there(text: str, spans: tuple[tuple[str, int, int], ...]) -> tuple[tuple[str, str], ...]:
+def only_used_there(text: str, spans: tuple[tuple[str, int, int], ...]) -> tuple[tuple[str, str], ...]:
     """Names a top-level `from x import ...` binds whose every use in the module lies
     inside the unnamed components (at least one use), with those components."""
     lines = code_lines(text)

@@ -87,6 +87,9 @@ class TreeFacts:
     unreached: dict[str, Unreached] = field(default_factory=dict)
     """Product modules -> their registered components that no config or code of the
     project names, with the imports only those use (analyze/registry.py)."""
+    uncalled: dict[str, Unreached] = field(default_factory=dict)
+    """Product modules -> their top-level definitions nothing the product runs uses, with
+    the imports only those use (analyze/uncalled.py)."""
     option_imports: dict[str, dict[str, str]] = field(default_factory=dict)
     """Product modules -> names they import at load and use only behind an option off by
     default -> that option (analyze/option_imports.py)."""
@@ -145,6 +148,7 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
         "sole": [[path, why] for path, why in sorted(tree.sole.items())],
         "option_values": [[name, list(found), path] for name, (found, path) in sorted(tree.option_values.items())],
         "unreached": [[path, [list(s) for s in u.spans], [list(n) for n in u.names]] for path, u in sorted(tree.unreached.items())],
+        "uncalled": [[path, [list(s) for s in u.spans], [list(n) for n in u.names]] for path, u in sorted(tree.uncalled.items())],
         "option_imports": [[path, [[name, option] for name, option in sorted(names.items())]] for path, names in sorted(tree.option_imports.items())],
         "opt_in": [[path, name] for path, name in sorted(tree.opt_in.items())],
         "unimported": [[path, name] for path, name in sorted(tree.unimported.items())],
@@ -154,7 +158,7 @@ def tree_to_json(tree: TreeFacts) -> dict[str, Any]:
 
 def tree_from_json(data: Any) -> TreeFacts:
     """The facts `tree_to_json` wrote; TypeError for anything else."""
-    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts", "untrained", "imported", "sole", "option_values", "unreached", "option_imports", "opt_in", "option_components", "unimported"}:
+    if type(data) is not dict or set(data) != {"reach", "entry_points", "older", "workloads", "options_off", "submodules", "options_launched", "launched_files", "nested", "imported_files", "dead_lines", "checks", "bindings", "scripts", "untrained", "imported", "sole", "option_values", "unreached", "uncalled", "option_imports", "opt_in", "option_components", "unimported"}:
         raise TypeError("tree facts must be an object with exactly their twenty-three fields")
     reach = None
     if data["reach"] is not None:
@@ -200,6 +204,7 @@ def tree_from_json(data: Any) -> TreeFacts:
         sole=_pairs(data["sole"]),
         option_values=_values(data["option_values"]),
         unreached=_unreached(data["unreached"]),
+        uncalled=_unreached(data["uncalled"]),
         option_imports={expect_str(path): _pairs(names) for path, names in (expect_list(item, length=2) for item in expect_list(data["option_imports"]))},
         opt_in=_pairs(data["opt_in"]),
         unimported=_pairs(data["unimported"]),

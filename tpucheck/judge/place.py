@@ -18,6 +18,7 @@ from tpucheck.analyze.opt_in import OPT_IN
 from tpucheck.analyze.option_components import OPTION_COMPONENT
 from tpucheck.analyze.reachability import GUARDED_MODULE, Reachability
 from tpucheck.analyze.registry import Unreached
+from tpucheck.analyze.uncalled import UNCALLED
 from tpucheck.analyze.unimported import UNIMPORTED
 from tpucheck.analyze.variants import VARIANT
 from tpucheck.findings import PENDING, SEVERITIES, FileResult, Finding, RawMatch, Reason, fingerprints, suppression_key
@@ -90,6 +91,8 @@ class Placement:
     """Path -> its definitions used only behind an off option (TreeFacts.option_components)."""
     unimported: dict[str, str] = field(default_factory=dict)
     """Package module -> its dotted name, when nothing the product runs reaches it (TreeFacts.unimported)."""
+    uncalled: dict[str, Unreached] = field(default_factory=dict)
+    """Path -> its top-level definitions nothing the product runs uses (TreeFacts.uncalled)."""
 
     def older_version(self, path: str) -> Reason | None:
         """Why the file is set aside whole: it, or a folder holding it, is an older version
@@ -201,7 +204,7 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
             wanted = _kernel_fallback(wanted, because, placement.scoring)
         elif guarded:
             wanted = _guarded(wanted, because, placement.scoring, rule.id)
-        if wanted == "blocker" and not guarded and (unreached := _unreached(match, placement.unreached.get(result.path))) is not None:
+        if wanted == "blocker" and not guarded and (unreached := _unused(match, placement.unreached.get(result.path), UNREACHED)) is not None:
             because.append(unreached)  # audit AR: AdaMixer's unused mmdet heads
             wanted = "major"
         elif wanted == "blocker" and not guarded and rule.inventory == "package" and (behind := _behind_option(match, placement.option_imports.get(result.path), placement.options_off)) is not None:
@@ -217,6 +220,9 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
         elif wanted == "blocker" and not guarded and (module := placement.unimported.get(result.path)) is not None:
             # audits AV and AX: sparseml's SSD helpers and verl's cupy rendezvous, which only tests import
             because.append(Reason(UNIMPORTED, f"in `{module}`, a module no script, entry point or package `__init__` of the product reaches by imports and no text names: its blocker stops only who imports it by hand"))
+            wanted = "major"
+        elif wanted == "blocker" and not guarded and (uncalled := _unused(match, placement.uncalled.get(result.path), UNCALLED)) is not None:
+            because.append(uncalled)  # audits AV and AZ: sparseml's SSD decoder, 4K4D's merge_faces
             wanted = "major"
         if rule.installs_on_tpu and result.kind == "manifest":
             # audits M and R: a pin nothing imports is no work; the imports are reported where they are
@@ -305,20 +311,29 @@ def _option_component(match: RawMatch, found: tuple[tuple[str, int, int, str], .
     return None
 
 
-def _unreached(match: RawMatch, unreached: Unreached | None) -> Reason | None:
-    """A blocker inside a registered component that no config or code of the project
-    names, or at the import of a name only such components use: the module loads, the
-    failure is off the product's path as configured (rules/judgement.yaml)."""
-    if unreached is None:
+_UNUSED = {
+    UNREACHED: ("a registered component no config or code of the project names: built by nothing it runs", "registered and named by no config or code of the project"),
+    UNCALLED: ("which nothing the product runs calls or names (only unused code, tests or examples, if anything): its blocker stops only who calls it by hand", "which nothing the product runs calls or names"),
+}
+"""What each reading of unused definitions says of a definition, and of those that alone
+use an import, for the reason."""
+
+
+def _unused(match: RawMatch, unused: Unreached | None, rule: str) -> Reason | None:
+    """A blocker inside a definition the product never uses (a registered component no
+    config names, a top-level definition nothing calls), or at the import of a name only
+    such definitions use: the module loads, the failure is off the product's path
+    (rules/judgement.yaml)."""
+    if unused is None:
         return None
-    owner = unreached.component_at(match.span.line)
+    owner = unused.component_at(match.span.line)
     if owner is not None:
-        return Reason(UNREACHED, f"inside `{owner}`, a registered component no config or code of the project names: built by nothing it runs")
+        return Reason(rule, f"inside `{owner}`, {_UNUSED[rule][0]}")
     name = (match.detail or "").rpartition(".")[2]
-    owners = dict(unreached.names).get(name) if name else None
+    owners = dict(unused.names).get(name) if name else None
     if owners is None:
         return None
-    return Reason(UNREACHED, f"`{name}` is used only by `{owners}`, registered and named by no config or code of the project: the import runs at load, the op on no path the product runs")
+    return Reason(rule, f"`{name}` is used only by `{owners}`, {_UNUSED[rule][1]}: the import runs at load, the op on no path the product runs")
 
 
 def _kernel_fallback(severity: str, because: list[Reason], scoring: Scoring) -> str:

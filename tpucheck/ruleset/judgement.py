@@ -275,6 +275,10 @@ class Judgement:
     version_overlap: float = 0.3
     training_markers: tuple[str, ...] = ()
     """Calls and methods that make a product a training product (a validation run of its own)."""
+    transparent_decorators: frozenset[str] = frozenset()
+    """Decorators that wrap a definition without registering it (`torch.no_grad`,
+    `triton.jit`): a definition carrying only these is used only where its name occurs
+    (analyze/uncalled.py)."""
     binding_categories: frozenset[str] = frozenset()
     """Rule categories whose findings inside a kernel binding (an autograd Function calling
     the project's extension) are the kernel's own: set aside (analyze/bindings.py)."""
@@ -319,6 +323,8 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             rationale["role.imported"] = raw["entry_points"]["imported_why"]
         if "script_why" in raw["entry_points"]:
             rationale["role.script"] = raw["entry_points"]["script_why"]
+    if "uncalled" in raw:
+        rationale["severity.uncalled-definition"] = raw["uncalled"]["why"]
     if "submodules" in raw:
         rationale["role.submodule"] = raw["submodules"]["why"]
     if "nested_projects" in raw:
@@ -492,6 +498,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         version_folder=regex(versions.get("folder"), "versions", "folder"),
         version_overlap=float(versions.get("overlap", 0.3)),
         training_markers=tuple(raw.get("workloads", {}).get("training", ())),
+        transparent_decorators=frozenset(raw.get("uncalled", {}).get("transparent_decorators", ())),
         binding_categories=frozenset(kernels.get("binding_categories", ())),
         vendored_packages=frozenset(kernels.get("vendored_packages", ())),
         vendored_copies="vendored_copies" in raw,
