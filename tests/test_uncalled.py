@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import write_tree
 
 from tpucheck.analyze.uncalled import definitions
@@ -104,26 +105,19 @@ def test_a_package_export_keeps_the_blocker(tmp_path: Path) -> None:
     assert [severity for _, _, _, severity, _ in _found(root)] == ["blocker", "blocker", "blocker", "blocker"]
 
 
-def test_an_all_list_keeps_the_blocker(tmp_path: Path) -> None:
-    root = _tree(tmp_path, **{"proj/geo.py": GEO.replace("\n\n\ndef medians", '\n__all__ = [\n    "medians",\n    "merge_faces",\n]\n\n\ndef medians', 1)})
-    assert [severity for _, _, _, severity, _ in _found(root)] == ["major", "blocker", "blocker", "blocker"]
-
-
-def test_a_console_script_keeps_the_blocker(tmp_path: Path) -> None:
-    setup = 'from setuptools import setup\n\nsetup(name="proj", entry_points={"console_scripts": ["merge=proj.geo:merge_faces"]})\n'
-    root = _tree(tmp_path, **{"setup.py": setup})
-    assert [severity for _, _, _, severity, _ in _found(root)] == ["major", "blocker", "blocker", "blocker"]
-
-
-def test_a_config_naming_it_keeps_the_blocker(tmp_path: Path) -> None:
-    root = _tree(tmp_path, **{"configs/mesh.yaml": "merge:\n  _target_: proj.geo.merge_faces\n"})
-    assert [severity for _, _, _, severity, _ in _found(root)] == ["major", "blocker", "blocker", "blocker"]
-
-
-def test_a_string_naming_it_keeps_the_blocker(tmp_path: Path) -> None:
-    loader = "import proj.geo as geo\n\nfn = getattr(geo, 'merge_faces')\n"
-    root = _tree(tmp_path, **{"proj/load.py": loader})
-    assert [severity for _, _, _, severity, _ in _found(root)] == ["major", "blocker", "blocker", "blocker"]
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"proj/geo.py": GEO.replace("\n\n\ndef medians", '\n__all__ = [\n    "medians",\n    "merge_faces",\n]\n\n\ndef medians', 1)},
+        {"setup.py": 'from setuptools import setup\n\nsetup(name="proj", entry_points={"console_scripts": ["merge=proj.geo:merge_faces"]})\n'},
+        {"configs/mesh.yaml": "merge:\n  _target_: proj.geo.merge_faces\n"},
+        {"proj/load.py": "import proj.geo as geo\n\nfn = getattr(geo, 'merge_faces')\n"},
+    ],
+    ids=["all-list", "console-script", "config", "string"],
+)
+def test_a_name_the_product_gives_keeps_the_blocker(tmp_path: Path, extra: dict[str, str]) -> None:
+    # merge_faces is used (and pairs through it); deform, which nothing names, stays apart
+    assert [severity for _, _, _, severity, _ in _found(_tree(tmp_path, **extra))] == ["major", "blocker", "blocker", "blocker"]
 
 
 def test_a_registering_decorator_keeps_the_blocker(tmp_path: Path) -> None:
