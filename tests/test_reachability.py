@@ -282,6 +282,31 @@ def test_a_cuda_kernel_beside_a_cpu_implementation_of_its_op_keeps_a_fallback(tm
     }
 
 
+def test_a_cpu_twin_in_a_sibling_folder_is_wired_by_the_parents_dispatcher(tmp_path: Path) -> None:
+    # audit BA (pytorch_cluster): csrc/fps.cpp sends CUDA tensors to cuda/fps_cuda.cu and
+    # the rest to cpu/fps_cpu.cpp, whose function's return type sits on the line above its
+    # name. Adversarial: a sibling CPU source of another op (cpu/grid_cpu.cpp beside
+    # cuda/knn_cuda.cu), and a parent file that calls the CPU op without a device test
+    dispatch = '#include "cpu/fps_cpu.h"\n\ntorch::Tensor fps(torch::Tensor src) {\n  if (src.device().is_cuda()) {\n    return fps_cuda(src);\n  }\n  return fps_cpu(src);\n}\n'
+    write(tmp_path, {
+        "geo/__init__.py": "from geo import _C\n",
+        "geo/csrc/fps.cpp": dispatch,
+        "geo/csrc/cpu/fps_cpu.cpp": "std::tuple<torch::Tensor, torch::Tensor>\nfps_cpu(torch::Tensor src) {\n  return src;\n}\n",
+        "geo/csrc/cuda/fps_cuda.cu": CUDA_KERNEL,
+        "geo/csrc/cpu/grid_cpu.cpp": "torch::Tensor grid_cpu(torch::Tensor pos) { return pos; }\n",
+        "geo/csrc/cuda/knn_cuda.cu": CUDA_KERNEL,
+        "geo/csrc/knn.cpp": "torch::Tensor knn(torch::Tensor x) {\n  if (x.is_cuda()) return knn_cuda(x);\n  return grid_cpu(x);\n}\n",
+        "mesh/csrc/bake.cpp": "torch::Tensor bake(torch::Tensor v) { return bake_cpu(v); }\n",
+        "mesh/csrc/cpu/bake_cpu.cpp": "torch::Tensor bake_cpu(torch::Tensor v) { return v; }\n",
+        "mesh/csrc/cuda/bake_cuda.cu": CUDA_KERNEL,
+    })  # fmt: skip
+    assert [k for k in kernels(tmp_path) if k[0] == "CK003"] == [
+        ("CK003", "geo/csrc/cuda/fps_cuda.cu", 1, 1, "major", True),
+        ("CK003", "geo/csrc/cuda/knn_cuda.cu", 1, 1, "blocker", False),
+        ("CK003", "mesh/csrc/cuda/bake_cuda.cu", 1, 1, "blocker", False),
+    ]
+
+
 def test_one_cpp_file_holding_the_cpu_op_and_the_dispatch_is_a_twin(tmp_path: Path) -> None:
     # audit P (Hunyuan3D-2): raster.cpp defines raster_cpu and calls it when the tensor is
     # on the CPU, beside raster_gpu.cu. Adversarial: a C++ file of another op, and one that

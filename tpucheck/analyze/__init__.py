@@ -89,7 +89,7 @@ def _analyze_kind(kind: str, path: str, text: str, context: AnalysisContext, res
         analyze_notebook(path, text, context.python, context.dependency, result, prefilter=context.prefilter)
     elif kind == "native":
         result.parsed = True
-        result.matches.extend(analyze_native(path, text, context.native))
+        result.matches.extend(analyze_native(path, text, context.native, context.ruleset.judgement.cuda_macros))
     elif kind == "manifest":
         try:
             requirements = parse_manifest(path, text)

@@ -18,13 +18,13 @@ files again; what is optional is judged here, over the whole graph.
 from __future__ import annotations
 
 import posixpath
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from tpucheck.analyze.cmake import cmake_builds
 from tpucheck.analyze.copies import copy_of, in_unimported_copy, vendored_copies
+from tpucheck.analyze.cpu_twins import wired_twins
 from tpucheck.analyze.deploy import ENGINE_DEPLOY, deploy_scripts
 from tpucheck.analyze.excepted import EXCEPT_TWIN, excepted_extensions
 from tpucheck.analyze.headers import ENGINE_PLUGIN, engine_plugins
@@ -287,7 +287,7 @@ def reachability_of(
             evidence[name] = Reason("fallback.optional-module", f"the extension `{name}` is only imported inside a try, a function or TYPE_CHECKING")
     native_files = list(native_files)
     placeholder_paths = {graph.modules[m] for m in placeholder_into - fallback_into}
-    twins = _wired_twins(native_files, read_native, judgement)
+    twins = wired_twins(native_files, read_native, judgement)
     optional_modules = {path: evidence[path] for path in optional_files if path in evidence}
     dispatched, loaders, built_optionally = _device_dispatched(
         product, native_files, facts, {name: evidence[name] for name in ext_optional}, frozenset(ext_required), optional_modules
@@ -399,55 +399,6 @@ def _engine(module: str, engines: tuple[str, ...]) -> bool:
     return any(module == e or module.startswith(e + ".") for e in engines)
 
 
-def _wired_twins(native_files: list[str], read: Callable[[str], str | None], judgement: Judgement) -> dict[str, Reason]:
-    """CUDA sources whose op has a CPU implementation that the extension's dispatcher
-    selects by the tensor's device: `knn/knn_cpu.cpp` beside `knn/knn.cu`, wired when a C++
-    file of that folder or its parent both calls into the CPU source's functions and tests
-    the device (`if (x.is_cuda()) ... else knn_cpu(...)`). A CPU source of another op
-    (`nms_cpu.cpp` beside `deform_conv.cu`) is no twin."""
-    twin, dispatch = judgement.cpu_twin, judgement.device_dispatch
-    if twin is None or dispatch is None:
-        return {}
-    out: dict[str, Reason] = {}
-    sources = [p for p in native_files if p.endswith(_NATIVE)]
-    for cpu_path in native_files:
-        found = twin.search(cpu_path.rpartition("/")[2])
-        if found is None:
-            continue
-        folder, stem = cpu_path.rpartition("/")[0], found.group("stem")
-        kernels = [p for p in sources if p.rpartition("/")[0] == folder and _op_stem(p) == stem]
-        if not kernels:
-            continue
-        names = _defined_functions(read(cpu_path) or "")
-        parent = folder.rpartition("/")[0]
-        dispatchers = [
-            p for p in native_files
-            if p != cpu_path and not p.endswith(_NATIVE) and p.rpartition("/")[0] in (folder, parent)
-        ]  # fmt: skip
-        for candidate in dispatchers:
-            text = read(candidate) or ""
-            called = next((n for n in names if re.search(rf"\b{re.escape(n)}\s*\(", text)), None)
-            if called is not None and dispatch.search(text):
-                for kernel in kernels:
-                    out[kernel] = Reason("fallback.cpu-twin", f"{candidate} dispatches on the device to `{called}` in {cpu_path}")
-                break
-    for path in native_files:  # one C++ file holding the CPU implementation and the dispatch
-        if path.endswith(_NATIVE) or twin.search(path.rpartition("/")[2]) is not None:
-            continue
-        folder, stem = path.rpartition("/")[0], _op_stem(path)
-        kernels = [p for p in sources if p.rpartition("/")[0] == folder and _op_stem(p) == stem and p not in out]
-        if not kernels:
-            continue
-        text = read(path) or ""
-        if not dispatch.search(text):
-            continue
-        called = next((n for n in _defined_functions(text) if n.endswith("_cpu") and len(re.findall(rf"\b{re.escape(n)}\s*\(", text)) > 1), None)
-        if called is not None:
-            for kernel in kernels:
-                out[kernel] = Reason("fallback.cpu-twin", f"{path} dispatches on the device to its own `{called}`")
-    return out
-
-
 def _device_dispatched(
     product: list[str],
     native_files: list[str],
@@ -519,29 +470,6 @@ def _sources_named(source: str, folder: str, natives: list[str], native_set: fro
         return exact
     prefix = f"{folder}/" if folder else ""
     return [p for p in natives if p.startswith(prefix) and p.rpartition("/")[2] == source]
-
-
-def _op_stem(path: str) -> str:
-    """`knn/knn_cuda_kernel.cu` -> `knn`: the op a CUDA source implements, by its name."""
-    stem = path.rpartition("/")[2].rsplit(".", 1)[0]
-    for suffix in ("_kernel", "_kernels", "_cuda", "_gpu"):
-        stem = stem.removesuffix(suffix)
-    return stem.removesuffix("_cuda")
-
-
-_FUNCTION = re.compile(r"^[A-Za-z_][\w:<>,*&\s]*?[\s*&]([A-Za-z_]\w*)\s*\(")
-
-
-def _defined_functions(text: str) -> list[str]:
-    """Names of the functions a C++ source defines at its top: an unindented line with a
-    return type, a name and `(`, that is not a declaration ending in `;`."""
-    skip = {"if", "for", "while", "switch", "return", "sizeof"}
-    names = set()
-    for line in text.splitlines():
-        found = _FUNCTION.match(line)
-        if found is not None and not line.rstrip().endswith(";") and found.group(1) not in skip:
-            names.add(found.group(1))
-    return sorted(names)
 
 
 def _note_extension(

@@ -269,6 +269,9 @@ class Judgement:
     engine's integration, replaced whole with it."""
     cpu_twin: re.Pattern[str] | None = None
     device_dispatch: re.Pattern[str] | None = None
+    cuda_macros: re.Pattern[str] | None = None
+    """Preprocessor macros only a CUDA build defines (`WITH_CUDA`): what a C++ source
+    compiles under `#ifdef` of one is left out of a build without CUDA (analyze/native.py)."""
     frameworks: frozenset[str] = frozenset()
     op_noise: frozenset[str] = frozenset()
     version_folder: re.Pattern[str] | None = None
@@ -493,6 +496,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         other_devices=frozenset(other.get("devices", ())),
         cpu_twin=regex(kernels.get("cpu_twin"), "kernels", "cpu_twin"),
         device_dispatch=regex(kernels.get("device_dispatch"), "kernels", "device_dispatch"),
+        cuda_macros=regex(kernels.get("cuda_macros"), "kernels", "cuda_macros"),
         frameworks=frozenset(kernels.get("frameworks", ())),
         op_noise=frozenset(kernels.get("op_noise", ())),
         version_folder=regex(versions.get("folder"), "versions", "folder"),

@@ -139,6 +139,16 @@ def field_default(value: cst.BaseExpression) -> cst.BaseExpression:
     return value
 
 
+def declared_default(names: Names, test: cst.BaseExpression) -> str | None:
+    """The default this module declares for a bare flag's setting (`use_gt_scale=True` in
+    the enclosing signature), or None: a setting the module declares is read here, not
+    looked up in the project's other declarations of that name (audit BA: packnet-sfm's
+    `use_gt_scale`, a store_true flag in a side script, on by default where it is tested)."""
+    subject = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else test
+    parts = dotted(subject)
+    return names.options.get(parts[-1]) if parts is not None else None
+
+
 def _option_default(names: Names, node: cst.BaseExpression) -> str | None:
     parts = dotted(node)
     if parts is None:

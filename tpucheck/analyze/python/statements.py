@@ -120,7 +120,7 @@ class StatementWalker(BaseWalker):
             body_guard = Guard("guard.option", node.test)
         elif polarity == 0 and conditions.other_accelerator_test(self, node.test):
             body_guard = Guard("alternative.other-accelerator-branch", node.test)
-        elif polarity == 0 and option == 0 and not tpu and pending_ok and (options.flag_name(node.test, turned_on=True) or options.compared_setting(node.test)) and not else_fails:
+        elif polarity == 0 and option == 0 and not tpu and pending_ok and (options.flag_name(node.test, turned_on=True) or options.compared_setting(node.test)) and not else_fails and options.declared_default(self, node.test) is None:
             # `if cfg.use_x:` / `if cfg.bits in [4, 8]:` with the setting declared elsewhere
             body_guard = Guard(PENDING, node.test, outer.guard)
         # `if <xla/tpu>: ... else: <CUDA>`: the CUDA branch has a TPU sibling.
@@ -128,7 +128,7 @@ class StatementWalker(BaseWalker):
             else_guard = Guard("guard.test", node.test)
         elif option < 0 and not body_fails:
             else_guard = Guard("guard.option", node.test)
-        elif polarity == 0 and option == 0 and not tpu and pending_ok and options.flag_name(node.test, turned_on=False) and not body_fails and node.orelse is not None:
+        elif polarity == 0 and option == 0 and not tpu and pending_ok and options.flag_name(node.test, turned_on=False) and not body_fails and node.orelse is not None and options.declared_default(self, node.test) is None:
             else_guard = Guard(PENDING, node.test, outer.guard)  # the else of `if not cfg.use_x:`
         role = outer.role
         if role is None and conditions.is_main_test(node.test):
