@@ -231,6 +231,17 @@ def test_syntax_errors_and_python2(test_context) -> None:
     assert py2.error is not None and py2.error.kind == "python2"
 
 
+def test_an_async_keyword_argument_of_pytorch_0_3_is_read(test_context) -> None:
+    # audit BA: Revisiting's train.py, `depth.cuda(async=True)` (a keyword since Python 3.7)
+    code = "import torch\n\n\ndef step(depth):\n    return depth.cuda(async=True).item()\n"
+    result = analyze_text("train.py", ("python",), code, test_context)
+    assert (result.error, result.parsed) == (None, True)
+    assert [(m.rule_id, m.span.line, m.span.column, m.snippet) for m in result.matches] == [("T005", 5, 35, "depth.cuda(async=True).item()")]
+    # adversarial: a file with Python 2 syntax besides stays an error, as before
+    py2 = analyze_text("m.py", ("python",), "import torch\nprint 'cuda'\nx = torch.zeros(1).cuda(async=True)\n", test_context)
+    assert py2.error is not None and py2.error.kind == "python2"
+
+
 def test_deep_nesting_is_an_error_not_a_crash(test_context) -> None:
     code = "import torch\nx = " + "(" * 3000 + "1" + ")" * 3000 + "\ntorch.cuda.synchronize()\n"
     result = analyze_text("m.py", ("python",), code, test_context)
