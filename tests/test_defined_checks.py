@@ -187,3 +187,29 @@ def test_a_plain_constant_read_elsewhere_is_no_package_test(tmp_path: Path) -> N
     # adversarial: `USE_FAST_NORM = False` is a setting no import attempt sets
     found = _flash(tmp_path, "USE_FAST_NORM")
     assert not any(path == "pkg/model.py" and reason == "guard.test" for path, _, _, reason in found)
+
+
+WORKFLOW = "import torch\nfrom pkg import cuda\n\n\ndef prepare(use_cuda, use_fp16):\n    cuda.CUDA_ENABLED = use_cuda and torch.cuda.is_available()\n    cuda.ANY_DEVICE = use_cuda or torch.cuda.is_available()\n    self.use_gpu = torch.cuda.is_available()\n"
+
+
+def test_a_module_flag_set_to_a_cuda_query_is_a_check() -> None:
+    # audit BB (pytext): `CUDA_ENABLED = False` in utils/cuda.py, reassigned to
+    # `use_cuda_if_available and torch.cuda.is_available()` by the workflow; adversarial:
+    # an `or` and an instance's attribute are no such flag
+    assert availability_checks(WORKFLOW, CALLS) == ("CUDA_ENABLED",)
+
+
+def test_code_under_a_module_flag_set_to_a_cuda_query_is_guarded(tmp_path: Path) -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/cuda.py": "CUDA_ENABLED = False\nANY_DEVICE = False\n",
+        "pkg/workflow.py": WORKFLOW,
+        "pkg/model.py": "from pkg import cuda\n\n\ndef place(x, y):\n    if cuda.CUDA_ENABLED:\n        x = x.cuda()\n    if cuda.ANY_DEVICE:\n        y = y.cuda()\n    return x, y\n",
+        "train.py": "from pkg.workflow import prepare\nfrom pkg.model import place\n\nprepare(True, False)\nplace(1, 2)\n",
+    }
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    found = sorted((f.span.line, f.severity, tuple(r.rule for r in f.because)[:1]) for f in result.findings if f.rule == "CA003" and f.path == "pkg/model.py")
+    assert found == [(6, "minor", ("guard.test",)), (8, "major", ("guard.option",))]

@@ -54,7 +54,31 @@ def availability_checks(text: str, availability_calls: tuple[str, ...] = ()) -> 
         for statement in module.body:
             if isinstance(statement, ast.FunctionDef) and _no_arguments(statement.args) and _is_check(statement, flags, {c[:-2] for c in checks}, queries):
                 checks.append(f"{statement.name}()")
-    return (*checks, *sorted(flag for flag in flags if _set_true_in_attempt(module.body, flag)))
+    assigned = _assigned_flags(module, queries)
+    return (*checks, *sorted({flag for flag in flags if _set_true_in_attempt(module.body, flag)} | assigned))
+
+
+def _assigned_flags(module: ast.Module, queries: tuple[str, ...]) -> set[str]:
+    """Module flags some code sets to a CUDA query, alone or `and`-ed with others
+    (`cuda.CUDA_ENABLED = use_cuda and torch.cuda.is_available()` in a workflow function,
+    audit BB: pytext's flag declared `False` in its own module): true only where CUDA is.
+    An `or`, a conditional expression or any other value is no such flag."""
+
+    def only_cuda(node: ast.expr) -> bool:
+        if isinstance(node, ast.Call) and not node.args and not node.keywords:
+            dotted = _dotted(node.func)
+            return any(dotted == query or dotted.endswith("." + query) for query in queries)
+        return isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) and any(only_cuda(value) for value in node.values)
+
+    found: set[str] = set()
+    for node in ast.walk(module):
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target = node.targets[0]
+        # a module's attribute (`cuda.CUDA_ENABLED`), not an instance's (`self.use_cuda`)
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id not in ("self", "cls") and only_cuda(node.value):
+            found.add(target.attr)
+    return found
 
 
 def _no_arguments(args: ast.arguments) -> bool:
