@@ -130,6 +130,11 @@ def test_a_module_reading_its_namespace_keeps_its_definitions(tmp_path: Path) ->
     assert [severity for _, _, _, severity, _ in _found(root)] == ["blocker", "blocker", "blocker", "blocker"]
 
 
+def test_a_module_getattr_is_called_by_the_import_system(tmp_path: Path) -> None:
+    lazy = GEO.replace("def merge_faces(x):", "def __getattr__(x):")
+    assert [severity for _, _, _, severity, _ in _found(_tree(tmp_path, **{"proj/geo.py": lazy}))] == ["major", "blocker", "blocker", "blocker"]
+
+
 def test_a_library_of_functions_nothing_calls_keeps_every_blocker(tmp_path: Path) -> None:
     root = _tree(tmp_path, **{"train.py": "import torch\n\nprint(torch.zeros(1))\n"})
     assert [severity for _, _, _, severity, _ in _found(root)] == ["blocker", "blocker", "blocker", "blocker"]

@@ -13,7 +13,8 @@ occurs as a word in product Python outside every top-level definition (module co
 main block, an assignment, a table), inside a used definition, in a package
 `__init__`'s imports or any `__all__` (a package's public API), in a product config or
 launch script, or when a decorator other than a transparent one (`rules/judgement.yaml`
-`uncalled.transparent_decorators`) registers it. Strings count (`getattr(m, "name")`),
+`uncalled.transparent_decorators`) registers it, or when Python calls it by its dunder
+name (a module's `__getattr__`). Strings count (`getattr(m, "name")`),
 comments do not. Tests, examples and docs are no product: what only they call is not
 used. A module that reads its own namespace (`globals()`, `vars()`, `eval`) keeps all its
 definitions, and so does the module of a folder some module loads by computed name. A
@@ -95,7 +96,8 @@ def uncalled_definitions(
     names = {name for found in defined.values() for name, *_ in found}
     if not names:
         return {}
-    roots = set(kept)
+    # a module's `__getattr__`/`__dir__` (PEP 562) is called by the import system, never by name
+    roots = set(kept) | {name for name in names if name.startswith("__") and name.endswith("__")}
     uses: dict[str, set[str]] = {}  # definition name -> the names its bodies use
     for found in defined.values():
         for name, _, _, decorators in found:
