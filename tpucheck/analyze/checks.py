@@ -66,8 +66,7 @@ def _assigned_flags(module: ast.Module, queries: tuple[str, ...]) -> set[str]:
 
     def only_cuda(node: ast.expr) -> bool:
         if isinstance(node, ast.Call) and not node.args and not node.keywords:
-            dotted = _dotted(node.func)
-            return any(dotted == query or dotted.endswith("." + query) for query in queries)
+            return _is_query(node.func, queries)
         return isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) and any(only_cuda(value) for value in node.values)
 
     found: set[str] = set()
@@ -137,8 +136,7 @@ def _is_check(function: ast.FunctionDef, flags: set[str], checks: set[str], quer
         if isinstance(node, ast.Call) and not node.args and not node.keywords:
             if isinstance(node.func, ast.Name) and node.func.id in checks:
                 return True
-            dotted = _dotted(node.func)
-            return any(dotted == query or dotted.endswith("." + query) for query in queries)
+            return _is_query(node.func, queries)
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
             return any(asks(value) for value in node.values)
         return False
@@ -172,6 +170,13 @@ def _own_nodes(function: ast.FunctionDef) -> list[ast.AST]:
         out.append(node)
         stack.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))
     return out
+
+
+def _is_query(func: ast.expr, queries: tuple[str, ...]) -> bool:
+    """Whether a called name is one of the availability queries (known by their dotted text
+    past the root: `cuda.is_available` of `torch` or `th`)."""
+    dotted = _dotted(func)
+    return any(dotted == query or dotted.endswith("." + query) for query in queries)
 
 
 def _dotted(node: ast.expr) -> str:

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from tpucheck.analyze.top_names import code_lines, definition_end, statement_lines, top_level_bindings, use_lines
+from tpucheck.analyze.top_names import DEFINITION, code_lines, definition_end, statement_lines, top_level_bindings, use_lines
 from tpucheck.findings import ImportFacts
 
 __all__ = ["CONFIG_SUFFIXES", "Unreached", "only_used_there", "registered_components", "unreached_components"]
@@ -37,7 +37,6 @@ _DECORATOR = re.compile(r'''^@[A-Za-z_][\w.]*\.(?:register_module\b(.*)|register
 """A registry's decorator: `@X.register_module` (any arguments), or `@X.register(...)`
 with no argument, a string key or keywords. A bare `@x.register` (atexit) or one given a
 type (`@to_device.register(Tensor)`: functools.singledispatch) registers no component."""
-_HEADER = re.compile(r"^(?:async[ \t]+)?(?:class|def)[ \t]+([A-Za-z_]\w*)")
 _KEY = re.compile(r"""(?:\bname\s*=\s*)?['"]([A-Za-z_][\w.-]*)['"]""")
 
 
@@ -73,7 +72,7 @@ def registered_components(text: str) -> tuple[tuple[str, int, int, tuple[str, ..
         probe = index + 1
         while probe < len(lines) and probe - index < 30:
             line = lines[probe]
-            if (named := _HEADER.match(line)) is not None:
+            if (named := DEFINITION.match(line)) is not None:
                 header = named
                 break
             if line[:1] not in ("@", " ", "\t", ")", "") and not line.startswith("#"):

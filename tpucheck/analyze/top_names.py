@@ -9,11 +9,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-__all__ = ["code_lines", "definition_end", "statement_lines", "top_level_bindings", "use_lines"]
+__all__ = ["DEFINITION", "IMPORT_LINE", "code_lines", "definition_end", "statement_lines", "top_level_bindings", "use_lines"]
 
 _IMPORT = re.compile(r"^import[ \t]+([^#]+?)[ \t]*(?:#.*)?$")
 _FROM = re.compile(r"^from[ \t]+([\w.]+)[ \t]+import[ \t]+(.*)$")
-_IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b")
+IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b")
+"""The first line of an import statement."""
+DEFINITION = re.compile(r"^(?:async[ \t]+)?(?:class|def)[ \t]+([A-Za-z_]\w*)")
+"""The header of a top-level `def` or `class`, its name the group."""
 _ALL = re.compile(r"^[ \t]*__all__[ \t]*(?:\+?=|:)")
 _STRING = re.compile(r"""(?:[rbfuRBFU]{0,2})(?:"[^"\n]*"|'[^'\n]*')""")
 """A one-line string literal: its words name nothing (`help="use the vllm library"`)."""
@@ -61,7 +64,7 @@ def statement_lines(text: str, python: bool = True) -> Iterator[tuple[int, str, 
             depth += line.count("(") + line.count("[") - line.count(")") - line.count("]")
             yield number, line, True
             continue
-        if _IMPORT_LINE.match(line) or _ALL.match(line):
+        if IMPORT_LINE.match(line) or _ALL.match(line):
             depth = max(line.count("(") + line.count("[") - line.count(")") - line.count("]"), 0)
             yield number, line, True
             continue

@@ -30,18 +30,16 @@ from collections.abc import Callable, Iterable, Sequence
 
 from tpucheck.analyze.opt_in import COMPUTED_IMPORT
 from tpucheck.analyze.registry import Unreached, only_used_there
-from tpucheck.analyze.top_names import definition_end, statement_lines
+from tpucheck.analyze.top_names import DEFINITION, IMPORT_LINE, definition_end, statement_lines
 
 __all__ = ["UNCALLED", "definitions", "uncalled_definitions"]
 
 UNCALLED = "severity.uncalled-definition"
 
-_HEADER = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)")
 _DECORATOR = re.compile(r"^@[ \t]*([A-Za-z_][\w.]*)")
 _NAMESPACE = re.compile(r"\b(?:globals|vars|locals)\(\s*\)|\beval\(|\bexec\(|\bsys\.modules\b")
 """A module that reads its own namespace by computed name: any definition may be used."""
 _WORD = re.compile(r"[A-Za-z_]\w*")
-_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b")
 _COMMENT = re.compile(r"""#[^'"\n]*$""")
 _SHARE = 0.5
 """Definitions used by nothing in this share or more: a library of functions its users
@@ -61,7 +59,7 @@ def definitions(text: str) -> list[tuple[str, int, int, tuple[str, ...]]]:
         if (decorated := _DECORATOR.match(line)) is not None:
             start = index if start is None else start
             decorators.append(decorated.group(1))
-        elif (header := _HEADER.match(line)) is not None:
+        elif (header := DEFINITION.match(line)) is not None:
             end = definition_end(lines, index)
             out.append((header.group(1), (index if start is None else start) + 1, end + 1, tuple(decorators)))
             decorators, start = [], None
@@ -109,16 +107,17 @@ def uncalled_definitions(
         public = posixpath.basename(path) == "__init__.py"
         listing = False  # inside an `__all__` list
         for number, line, skip in statement_lines(text):
-            listing = skip and (line.lstrip().startswith("__all__") or (listing and _IMPORT.match(line) is None))
+            listing = skip and (line.lstrip().startswith("__all__") or (listing and IMPORT_LINE.match(line) is None))
             if skip and not public and not listing:
                 continue  # an import names what the module then uses (or not)
-            code = _COMMENT.sub("", line)
-            for used in names.intersection(_WORD.findall(code)):
-                owner = next((d for d in own if d[1] <= number <= d[2]), None)
-                if owner is None:
-                    roots.add(used)
-                elif owner[0] != used:  # not its own header, recursion or `super(Name, self)`
-                    uses.setdefault(owner[0], set()).add(used)
+            found_here = names.intersection(_WORD.findall(_COMMENT.sub("", line)))
+            if not found_here:
+                continue
+            owner = next((name for name, start, end, _ in own if start <= number <= end), None)
+            if owner is None:
+                roots |= found_here
+            else:  # not its own header, recursion or `super(Name, self)`
+                uses.setdefault(owner, set()).update(found_here - {owner})
     for path in sorted(texts):
         roots.update(names.intersection(_WORD.findall(read(path) or "")))
     live = set(roots)

@@ -38,12 +38,12 @@ def unloaded_extensions(
     if not candidates:
         return {}
     builders = set(built.values())
-    texts = [(path, read(path) or "") for path in python_files if path not in builders]
+    texts = [read(path) or "" for path in python_files if path not in builders]
     # A name the project also gives a class or function (OneFormer's extension
     # `MultiScaleDeformableAttention` beside mmcv's module class of that name) is named in
     # code by the definition; the extension only by a string (a load path, a module name).
-    defined = {name for name in candidates for _, text in texts if re.search(rf"^[ \t]*(?:class|def)[ \t]+{re.escape(name)}\b", text, re.MULTILINE)}
-    for _, text in texts:
+    defined = {name for name in candidates for text in texts if re.search(rf"^[ \t]*(?:class|def)[ \t]+{re.escape(name)}\b", text, re.MULTILINE)}
+    for text in texts:
         if not candidates:
             break
         candidates = {name for name in candidates if re.search(_QUOTED.format(re.escape(name)) if name in defined else rf"\b{re.escape(name)}\b", text) is None}
