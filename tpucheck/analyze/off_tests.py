@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 
 from tpucheck.analyze.imports import canonical_literal
+from tpucheck.analyze.python.options import number, zero
 
 __all__ = ["Behind", "tests_around"]
 
@@ -24,7 +25,7 @@ Behind = tuple[str, str]
 
 _TEST = re.compile(r"^[ \t]*(?:el)?if[ \t(]+(.*?)[ \t)]*:[ \t]*(?:#.*)?$")
 _FLAG = re.compile(r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)$")
-_COMPARED = re.compile(r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)[ \t]*(==|!=|not[ \t]+in|in)[ \t]*(.+)$")
+_COMPARED = re.compile(r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)[ \t]*(==|!=|not[ \t]+in|in|>(?!=))[ \t]*(.+)$")
 _HEADER = re.compile(r"^[ \t]*(?:el)?if\b|^[ \t]*else[ \t]*:")
 _LITERAL = re.compile(r"""^(?:"[^"\n]*"|'[^'\n]*'|-?\d+(?:\.\d+)?|True|False|None)$""")
 
@@ -82,11 +83,19 @@ def _off_test(test: str, off: Mapping[str, str], values: Mapping[str, tuple[tupl
     if not items or not all(_LITERAL.match(i) for i in items):
         return None
     literals = [canonical_literal(i) for i in items]
+    if operator == ">" and not zero(literals):
+        return None  # `world_size > 1` tests a size, not a switch (options.zero)
     declared, where = values[name]
-    holds = {"==": lambda v: v in literals[:1], "!=": lambda v: v not in literals[:1], "in": lambda v: v in literals, "not in": lambda v: v not in literals}[operator]
+    holds = {"==": lambda v: v in literals[:1], "!=": lambda v: v not in literals[:1], "in": lambda v: v in literals, "not in": lambda v: v not in literals, ">": _above_zero}[operator]
     if any(holds(v) for v in declared):
         return None
     return name, f"`{test}` (`{name}` is {' or '.join(declared)} wherever the project sets it, {where})"
+
+
+def _above_zero(value: str) -> bool:
+    """Whether `setting > 0` holds at a declared value; a value that is no number might."""
+    found = number(value)
+    return found is None or found > 0
 
 
 def _indent(line: str) -> int:

@@ -78,7 +78,9 @@ def compared_setting(test: cst.BaseExpression) -> tuple[str, Callable[[str], boo
     parts = dotted(test.left)
     values = _literals(comparison.comparator)
     operator = comparison.operator
-    if parts is None or not _setting_path(parts) or values is None or "None" in values or not isinstance(operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)):
+    if parts is None or not _setting_path(parts) or values is None or "None" in values:
+        return None
+    if not isinstance(operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)) and not (isinstance(operator, cst.GreaterThan) and zero(values)):
         return None
     return parts[-1], lambda default: _holds(operator, default, values) is not False
 
@@ -178,7 +180,25 @@ def literal_code(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def zero(values: Sequence[str]) -> bool:
+    """A comparison with the literal zero alone: `weight > 0` turns a term on only where
+    the setting is set above its zero default (a loss weight, a count of extra steps). Any
+    other threshold (`world_size > 1`) is a size, not a switch."""
+    return len(values) == 1 and values[0] in ("0", "0.0")
+
+
+def number(code: str) -> float | None:
+    """A numeric literal's value, or None."""
+    try:
+        return float(code)
+    except ValueError:
+        return None
+
+
 def _holds(operator: cst.BaseCompOp, default: str, values: list[str]) -> bool | None:
+    if isinstance(operator, cst.GreaterThan):
+        value = number(default)
+        return None if value is None or not zero(values) else value > 0
     if isinstance(operator, (cst.Equal, cst.Is)):
         return len(values) == 1 and default == values[0]
     if isinstance(operator, (cst.NotEqual, cst.IsNot)):
