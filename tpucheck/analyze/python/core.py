@@ -150,6 +150,9 @@ class BaseWalker:
         """Module-level functions that only return host data."""
         self.copies: set[int] = set()
         """Ids of cast calls whose result is cast back at once or that cast a copy (`Hit.copy`)."""
+        self.leaving: set[int] = set()
+        """Ids of calls whose result goes to the host at once (`x.double().cpu()`): a widening
+        on the way out, no device arithmetic in it (rules with `unless: host`)."""
         self.archives: dict[tuple[tuple[str, ...], str], list[Hit]] = {}
         """(function, name) -> the `unless: weights` hits of the load bound to that name."""
         self.flags: set[str] = set()
@@ -236,8 +239,10 @@ class BaseWalker:
         guard = frame.guard
         if guard is None and self.alias_guards and isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
             guard = self.alias_guards.get(node.func.value)
-        on_host = rule_matcher[0].category in self.index.host_categories and (
-            (receiver_on_host and rule_matcher[1].kind == "method") or frame.data_class
+        rule = rule_matcher[0]
+        host_rule = rule.category in self.index.host_categories or rule.unless == "host"
+        on_host = (host_rule and ((receiver_on_host and rule_matcher[1].kind == "method") or frame.data_class)) or (
+            rule.unless == "host" and id(node) in self.leaving
         )
         self.hits.append(
             Hit(

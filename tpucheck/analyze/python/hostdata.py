@@ -440,11 +440,12 @@ def _host_type(names: Names, annotation: cst.BaseExpression) -> bool:
 
 
 def receiver_on_host(names: Names, rule_matchers: Any, call: cst.Call) -> bool:
-    """Whether a method rule about syncs, shapes or op lowering meets host data (asked only
-    when one of the method's rules is of such a category: `.random_(generator=g)` of a CPU
+    """Whether a method rule about syncs, shapes or op lowering, or one that host data
+    makes harmless (`unless: host`: `x.cpu().double()`), meets host data (asked only
+    when one of the method's rules is of such a kind: `.random_(generator=g)` of a CPU
     scalar runs on the CPU), or no tensor at all (`history.median(20)`: `window_argument`)."""
     categories = names.index.host_categories
-    if not any(matcher[0].category in categories for matcher in rule_matchers):
+    if not any(matcher[0].category in categories or matcher[0].unless == "host" for matcher in rule_matchers):
         return False
     func = call.func
     assert isinstance(func, cst.Attribute)
