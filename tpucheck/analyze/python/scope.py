@@ -77,11 +77,16 @@ class Scope:
             self.modules.discard(local)
             self.aliases.pop(local, None)
 
-    def bind_alias(self, name: str, targets: tuple[str, ...]) -> None:
-        """`name = <resolved name>`: the name now stands for what the value stands for."""
+    def bind_alias(self, name: str, targets: tuple[str, ...], *, module: bool = False) -> None:
+        """`name = <resolved name>`: the name now stands for what the value stands for; a
+        module's alias (`np = numpy`) is a module still, whose attributes are its functions,
+        never a tensor's methods (audit BB: zero123plus's `np.nonzero(mask)`)."""
         self.bindings[name] = targets[0]
         self.aliases[name] = targets
-        self.modules.discard(name)
+        if module:
+            self.modules.add(name)
+        else:
+            self.modules.discard(name)
 
     def unbind(self, name: str) -> None:
         """`name = <anything else>` clears an earlier alias. An import binding survives at

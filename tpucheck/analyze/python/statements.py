@@ -496,7 +496,7 @@ class StatementWalker(BaseWalker):
         for target in targets:
             if isinstance(target, cst.Name) and resolved is not None:
                 before = scope.alias_targets(target.value)
-                scope.bind_alias(target.value, resolved)
+                scope.bind_alias(target.value, resolved, module=len(resolved) == 1 and isinstance(value, cst.Name) and scope.is_module(value.value))
                 self.alias_names.add(target.value)
                 guard = self.frame.guard
                 if guard is not None and guard.rule == "guard.test" and before != resolved:
