@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 
 from tpucheck.analyze.bindings import KERNEL_BINDING, binding_at
+from tpucheck.analyze.dead_code import DEAD_VERSION
 from tpucheck.analyze.deploy import ENGINE_DEPLOY
 from tpucheck.analyze.opt_in import OPT_IN
 from tpucheck.analyze.option_components import OPTION_COMPONENT
@@ -251,6 +252,8 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
             aside = other
         elif older is not None:
             aside = older
+        elif (dead_side := next((r for r in because if r.rule == DEAD_VERSION), None)) is not None:
+            aside = dead_side  # the side of a torch-version test no target takes (statements.py)
         elif (dead := placement.dead_lines.get(result.path, {}).get(match.span.line)) is not None:
             aside = Reason("set-aside.dead-launch", f"the command runs `{dead}`, which is not in the tree")
         elif engine is not None and rule.inventory not in ("kernel", "package") and rule.category != "dependency":

@@ -13,13 +13,18 @@ from typing import Any
 
 import libcst as cst
 
+from tpucheck.analyze.dead_code import DEAD_VERSION
 from tpucheck.analyze.python import choices, conditions, counts, excepts, hostdata, options, testmarks
 from tpucheck.analyze.python.context import Guard, Names, RoleMark
 from tpucheck.analyze.python.core import BaseWalker, Hit
 from tpucheck.analyze.python.flag_parameters import flag_parameters
 from tpucheck.analyze.python.scope import Scope, dotted, import_from_module, target_names
+from tpucheck.analyze.version_tests import version_test
 from tpucheck.findings import PENDING
 from tpucheck.ruleset.model import Matcher
+
+_CODE = cst.Module(body=[])
+"""Renders a node's code (`code_for_node`) without its module."""
 
 ASSIGNMENT = hostdata.ASSIGNMENT
 
@@ -124,7 +129,12 @@ class StatementWalker(BaseWalker):
             # `if cfg.use_x:` / `if cfg.bits in [4, 8]:` with the setting declared elsewhere
             body_guard = Guard(PENDING, node.test, outer.guard)
         # `if <xla/tpu>: ... else: <CUDA>`: the CUDA branch has a TPU sibling.
-        if ((polarity < 0 and not skip) or tpu) and not body_fails:
+        version = self._version(node.test)
+        if version is False:  # `if torch.__version__ < "1.6":`: no target torch enters
+            body_guard = Guard(DEAD_VERSION, node.test)
+        if version is True:
+            else_guard = Guard(DEAD_VERSION, node.test)
+        elif ((polarity < 0 and not skip) or tpu) and not body_fails:
             else_guard = Guard("guard.test", node.test)
         elif option < 0 and not body_fails:
             else_guard = Guard("guard.option", node.test)
@@ -145,6 +155,13 @@ class StatementWalker(BaseWalker):
                 self.walk(node.orelse)
             if polarity == 0 and option == 0 and not tpu and options.plain_flag(node.test):
                 self._settle_option(node, before, middle)
+
+    def _version(self, test: cst.BaseExpression) -> bool | None:
+        """The test's value on every torch the targets run (`torch.__version__ < "1.6"`
+        is false on all), or None: the side no target takes is dead code, set aside with
+        the test (analyze/version_tests.py; what only it imports: analyze/dead_code.py)."""
+        code = _CODE.code_for_node(test)
+        return version_test(code, self.index.guards.torch_versions) if "__version__" in code else None
 
     def _settle_option(self, node: cst.If, start: int, middle: int) -> None:
         """`if cfg.use_xformers: out = <CUDA> else: out = <plain>`: when the two sides of an if
