@@ -19,7 +19,9 @@ from tpucheck.analyze.python.context import Names
 from tpucheck.analyze.python.index import PythonIndex
 from tpucheck.analyze.python.scope import dotted, target_names
 
-_HOST_LITERALS = frozenset({cst.Integer, cst.Float, cst.Dict, cst.ListComp, cst.DictComp, cst.SimpleString})
+_HOST_LITERALS = frozenset({cst.Integer, cst.Float, cst.Dict, cst.SimpleString})
+_PYTHON_VALUES = frozenset({"builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.len", "builtins.round", "builtins.repr"})
+"""Builtins that turn anything into a plain Python value."""
 
 
 class _MethodFlow:
@@ -475,7 +477,29 @@ def _sets_field(statement: cst.Assign | cst.AnnAssign) -> bool:
     return any(self_field(target.target) is not None for target in statement.targets)
 
 
+def _comprehension_on_host(names: Names, node: cst.ListComp | cst.SetComp | cst.DictComp) -> bool:
+    """A comprehension is a Python container, but what it holds is whatever its element
+    is: `[x.item() for x in t]` and `[int(v) for v in row]` hold host values, `[to_device(a)
+    for a in arrays]` and `[torch.linspace(..., device=d) for n in sizes]` hold tensors that
+    may live anywhere (deepmd-kit's test tensors, DKM's device grids)."""
+    element = node.value if isinstance(node, cst.DictComp) else node.elt
+    if _literal(element) or on_host(names, element):
+        return True
+    if type(element) is cst.Call and names.qualified(element.func) in _PYTHON_VALUES:
+        return True
+    if type(element) is cst.Name:
+        clause: cst.CompFor | None = node.for_in
+        while isinstance(clause, cst.CompFor):
+            if element.value in target_names(clause.target):
+                return on_host(names, clause.iter)  # `[x for x in np.arange(4)]`
+            clause = clause.inner_for_in
+    return False
+
+
 _ON_HOST: dict[type[cst.CSTNode], Callable[[Names, Any], bool]] = {
+    cst.ListComp: _comprehension_on_host,
+    cst.SetComp: _comprehension_on_host,
+    cst.DictComp: _comprehension_on_host,
     cst.Name: _name_on_host,
     cst.Call: _call_on_host,
     cst.Attribute: _attribute_on_host,
