@@ -20,8 +20,9 @@ from tpucheck.analyze.python.index import PythonIndex
 from tpucheck.analyze.python.scope import dotted, target_names
 
 _HOST_LITERALS = frozenset({cst.Integer, cst.Float, cst.Dict, cst.SimpleString})
-_PYTHON_VALUES = frozenset({"builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.len", "builtins.round", "builtins.repr"})
-"""Builtins that turn anything into a plain Python value."""
+_PYTHON_VALUES = frozenset({"builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.len", "builtins.repr"})
+"""Builtins that return a plain Python value whatever they are given (`round` and `abs`
+return a tensor for a tensor)."""
 
 
 class _MethodFlow:
@@ -155,6 +156,8 @@ def _call_on_host(names: Names, node: cst.Call) -> bool:
                 return on_host(names, func.value)  # in place (`x.clamp_()`) returns x itself
             return method in names.index.host_results or (method == "to" and _to_cpu(node))
     qualified = names.qualified(func)
+    if qualified in _PYTHON_VALUES:
+        return True  # `len(x)`, `int(n)`: a Python value
     if qualified is None:
         # `_stats_array(stats)`, a helper above that only returns NumPy data
         return type(func) is cst.Name and func.value in names.host_functions
@@ -484,8 +487,6 @@ def _comprehension_on_host(names: Names, node: cst.ListComp | cst.SetComp | cst.
     may live anywhere (deepmd-kit's test tensors, DKM's device grids)."""
     element = node.value if isinstance(node, cst.DictComp) else node.elt
     if _literal(element) or on_host(names, element):
-        return True
-    if type(element) is cst.Call and names.qualified(element.func) in _PYTHON_VALUES:
         return True
     if type(element) is cst.Name:
         clause: cst.CompFor | None = node.for_in
