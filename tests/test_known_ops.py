@@ -41,6 +41,10 @@ def test_names_split_at_underscores_and_case_changes(name: str, words: list[str]
         ("SigmoidFocalLossBackward", "sigmoidfocalloss"),
         ("query_ball_point_kernel", "queryballpoint"),
         ("three_interpolate_grad_kernel", "threeinterpolate"),
+        ("three_nearest_neighbors_interpolate_grad_kernel", "threenearestneighbors"),
+        ("trilinear_devoxelize_kernel", "trilineardevoxelize"),
+        ("avg_voxelize_grad_kernel", "avgvoxelize"),
+        ("gather_features_kernel", "gatherfeatures"),
         # the longest op the words spell: multi-scale deformable attention, not deform conv
         ("ms_deformable_im2col_gpu_kernel", "msdeformableim2col"),
         ("modulated_deformable_im2col_gpu_kernel", "deformableim2col"),
