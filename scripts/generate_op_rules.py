@@ -722,7 +722,7 @@ FLAG_ARGS: dict[str, str] = {
     "isin": "ids, allowed", "searchsorted": "boundaries, x", "bucketize": "x, boundaries", "polygamma": "1, x",
     "zeta": "x, q", "igamma": "a, x", "igammac": "a, x", "huber_loss": "pred, target", "HuberLoss": "delta=1.0",
     "multi_margin_loss": "logits, labels", "multilabel_margin_loss": "logits, labels", "addmv": "c, A, v",
-    "addbmm": "c, A, B", "tril_indices": "n, n", "triu_indices": "n, n, 1", "solve": "A, b", "lstsq": "A, b",
+    "addbmm": "c, A, B", "tril_indices": "n, n, device=x.device", "triu_indices": "n, n, 1, device=x.device", "solve": "A, b", "lstsq": "A, b",
     "solve_triangular": "L, b, upper=False", "lu_solve": "LU, pivots, b", "cholesky_solve": "b, L",
     "channel_shuffle": "x, 4", "ChannelShuffle": "4", "segment_reduce": 'data, "sum", lengths=lengths',
     "scaled_dot_product_attention": "q, k, v", "MultiheadAttention": "512, 8", "aminmax": "x, dim=-1",

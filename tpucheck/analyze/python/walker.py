@@ -113,7 +113,10 @@ class Walker(StatementWalker):
             on_host: bool | None = None  # asked once, and only when a rule of such a category matches
             for rule_matcher in self.lookup(index.call, func, qualified):
                 if rule_matcher[0].category in index.host_categories:
-                    on_host = (hostdata.inputs_on_host(self, node) or hostdata.first_input_on_host(self, node)) if on_host is None else on_host
+                    # a factory without `device=` (`torch.triu_indices(n, n, 1)`) runs on the host
+                    on_host = (
+                        hostdata.inputs_on_host(self, node) or hostdata.first_input_on_host(self, node) or (qualified in index.host_constructors and hostdata.made_on_host(qualified, node))
+                    ) if on_host is None else on_host
                     if on_host:
                         continue
                 if args_hold(self, rule_matcher[1], node):
