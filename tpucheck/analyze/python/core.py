@@ -183,6 +183,8 @@ class BaseWalker:
         self.counts: set[str] = set()
         """Names this module sets from a CUDA device count (`n = torch.cuda.device_count()`)."""
         self._compared_counts: frozenset[str] | None = None
+        self.skip_flags: set[str] = set()
+        """Module-level flags that only skip marks read (testmarks.skip_only_flags)."""
         """Of the names set from a device count, those only compared or reported (counts.py)."""
         self.callee: cst.CSTNode | None = None
         """The callee (or decorator) being walked: a name there is claimed by call rules."""

@@ -13,6 +13,8 @@ from functools import cache
 
 import libcst as cst
 
+from tpucheck.analyze.python.scope import dotted
+
 
 @cache
 def _framework_import(frameworks: frozenset[str]) -> re.Pattern[str] | None:
@@ -47,3 +49,37 @@ def checks_like_a_test(function: cst.FunctionDef, checks: frozenset[str]) -> boo
             continue
         stack.extend(node.children)
     return False
+
+
+_CODE = cst.Module(body=[])
+
+
+def skip_only_flags(module: cst.Module, source: str, candidates: set[str], skip_decorators: frozenset[str]) -> set[str]:
+    """Module-level flags (`gpu_available = torch.cuda.is_available() and ...`) that only
+    skip marks read: every use of the name, but its one assignment, sits in a skip
+    decorator's arguments (`@pytest.mark.skipif(not gpu_available, ...)`) or in
+    `pytestmark`. Such a query picks no device; it decides which tests run (audit BC:
+    deepchem's Lightning tests). A flag read anywhere else (a device pick, a branch) is not
+    one. Read only for modules that assign such a flag, so the tree is walked only then."""
+    if not candidates:
+        return set()
+    marks: list[str] = []
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Decorator) and isinstance(node.decorator, cst.Call):
+            parts = dotted(node.decorator.func)
+            if parts is not None and parts[-1] in skip_decorators:
+                marks.append(_CODE.code_for_node(node.decorator))
+                continue
+        if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == "pytestmark" for t in node.targets):
+            marks.append(_CODE.code_for_node(node.value))
+            continue
+        stack.extend(node.children)
+    found: set[str] = set()
+    for name in candidates:
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        in_marks = sum(len(word.findall(mark)) for mark in marks)
+        if in_marks and len(word.findall(source)) == in_marks + 1:
+            found.add(name)
+    return found
