@@ -40,25 +40,11 @@ class StatementWalker(BaseWalker):
         self.flags |= flag_parameters(module, lambda value: conditions.mentions_availability(self, value))
         # `pytestmark = pytest.mark.skipif(<no CUDA>)` skips every test of the module.
         mark = next((s for s in module.body if conditions.module_skip_mark(self, s)), None)
-        self.skip_flags = testmarks.skip_only_flags(module, self.source, self._flag_assignments(module), self.index.guards.skip_decorators)
+        queried = testmarks.assigned_names(module.body, lambda value: conditions.mentions_availability(self, value))
+        self.skip_flags = testmarks.skip_only_flags(module, self.source, queried, self.index.guards.skip_decorators)
         with self.enter(guard=Guard("guard.test-skip", mark) if mark is not None else None):
             self.walk_block(module.body)
         return self.hits
-
-    def _flag_assignments(self, module: cst.Module) -> set[str]:
-        """Module-level names bound to an availability query (`gpu_ok = torch.cuda.is_available()`)."""
-        return {
-            target.target.value
-            for statement in module.body if isinstance(statement, cst.SimpleStatementLine)
-            for small in statement.body if isinstance(small, cst.Assign) and conditions.mentions_availability(self, small.value)
-            for target in small.targets if isinstance(target.target, cst.Name)
-        }  # fmt: skip
-
-    def _assigns_skip_flag(self, statement: cst.CSTNode) -> bool:
-        """The assignment of a flag only skip marks read (testmarks.skip_only_flags)."""
-        return bool(self.skip_flags) and isinstance(statement, cst.SimpleStatementLine) and any(
-            isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value in self.skip_flags for t in small.targets) for small in statement.body
-        )
 
     def only_compared(self, targets: Sequence[cst.AssignTarget]) -> bool:
         """Whether every target is a plain name the module only compares with a number or
@@ -87,7 +73,7 @@ class StatementWalker(BaseWalker):
         `pytest.importorskip("flash_attn")`) the rest of the block is the CUDA path."""
         for at in range(start, len(statements)):
             statement = statements[at]
-            if conditions.module_skip_mark(self, statement) or self._assigns_skip_flag(statement):
+            if conditions.module_skip_mark(self, statement) or (self.skip_flags and testmarks.assigned_names([statement]) & self.skip_flags):
                 with self.enter(guard_test=True):
                     self.walk(statement)
             else:

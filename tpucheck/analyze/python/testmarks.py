@@ -9,6 +9,7 @@ numerics, or lives where a test framework runs it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from functools import cache
 
 import libcst as cst
@@ -83,3 +84,14 @@ def skip_only_flags(module: cst.Module, source: str, candidates: set[str], skip_
         if in_marks and len(word.findall(source)) == in_marks + 1:
             found.add(name)
     return found
+
+
+def assigned_names(statements: Sequence[cst.CSTNode], value_holds: Callable[[cst.BaseExpression], bool] = lambda _: True) -> set[str]:
+    """The plain names these statements assign (`name = value`), where the value holds
+    `value_holds` (an availability query, for `skip_only_flags`' candidates)."""
+    return {
+        target.target.value
+        for statement in statements if isinstance(statement, cst.SimpleStatementLine)
+        for small in statement.body if isinstance(small, cst.Assign) and value_holds(small.value)
+        for target in small.targets if isinstance(target.target, cst.Name)
+    }  # fmt: skip
