@@ -33,11 +33,11 @@ def medians(x):
 
 def merge_faces(x):
     # medians(x) was used here once
-    return torch.median(x, dim=0), pairs(x.shape[0])
+    return torch.median(x, dim=0), pairs(x)
 
 
-def pairs(n):
-    return torch.triu_indices(n, n)
+def pairs(x):
+    return torch.triu_indices(len(x), len(x), device=x.device)
 
 
 @torch.no_grad()
