@@ -1,5 +1,6 @@
 """A module flag that only skip marks read (`gpu_available = torch.cuda.is_available() and
-torch.cuda.device_count() > 0`, then `pytestmark = pytest.mark.skipif(not gpu_available)`)
+torch.cuda.device_count() > 0`, in a `try` whose handler sets it False, then `pytestmark =
+pytest.mark.skipif(not gpu_available)`)
 picks no device: it decides which tests run, as the query inside the mark would (audit
 BC: deepchem's Lightning tests, three findings judged false). Adversarial: the same flag
 also choosing a device is still reported."""
@@ -15,9 +16,12 @@ RULESET = load_ruleset()
 
 SKIP_ONLY = """\
 import pytest
-import torch
 
-gpu_available = torch.cuda.is_available() and torch.cuda.device_count() > 0
+try:
+    import torch
+    gpu_available = torch.cuda.is_available() and torch.cuda.device_count() > 0
+except ImportError:
+    gpu_available = False
 pytestmark = pytest.mark.skipif(not gpu_available, reason="needs a GPU")
 
 

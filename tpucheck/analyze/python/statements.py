@@ -73,7 +73,7 @@ class StatementWalker(BaseWalker):
         `pytest.importorskip("flash_attn")`) the rest of the block is the CUDA path."""
         for at in range(start, len(statements)):
             statement = statements[at]
-            if conditions.module_skip_mark(self, statement) or (self.skip_flags and testmarks.assigned_names([statement]) & self.skip_flags):
+            if conditions.module_skip_mark(self, statement) or (self.skip_flags and isinstance(statement, cst.SimpleStatementLine) and testmarks.assigned_names([statement]) & self.skip_flags):
                 with self.enter(guard_test=True):
                     self.walk(statement)
             else:

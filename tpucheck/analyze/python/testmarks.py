@@ -56,8 +56,9 @@ _CODE = cst.Module(body=[])
 
 
 def skip_only_flags(module: cst.Module, source: str, candidates: set[str], skip_decorators: frozenset[str]) -> set[str]:
-    """Module-level flags (`gpu_available = torch.cuda.is_available() and ...`) that only
-    skip marks read: every use of the name, but its one assignment, sits in a skip
+    """Module-level flags (`gpu_available = torch.cuda.is_available() and ...`, perhaps in
+    a `try` whose handler sets it False) that only skip marks read: every use of the name,
+    but its assignments at load, sits in a skip
     decorator's arguments (`@pytest.mark.skipif(not gpu_available, ...)`) or in
     `pytestmark`. Such a query picks no device; it decides which tests run (audit BC:
     deepchem's Lightning tests). A flag read anywhere else (a device pick, a branch) is not
@@ -81,17 +82,37 @@ def skip_only_flags(module: cst.Module, source: str, candidates: set[str], skip_
     for name in candidates:
         word = re.compile(rf"\b{re.escape(name)}\b")
         in_marks = sum(len(word.findall(mark)) for mark in marks)
-        if in_marks and len(word.findall(source)) == in_marks + 1:
+        if in_marks and len(word.findall(source)) == in_marks + _assignments(module.body, name):
             found.add(name)
     return found
 
 
+def _module_level(statements: Sequence[cst.CSTNode]) -> list[cst.BaseSmallStatement]:
+    """The small statements of a block and of the `try`, `if` and `with` blocks in it, not
+    of its functions or classes: what runs when the module loads (`try: import torch;
+    gpu_ok = torch.cuda.is_available() except ImportError: gpu_ok = False`)."""
+    found: list[cst.BaseSmallStatement] = []
+    stack: list[cst.CSTNode] = list(reversed(statements))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.SimpleStatementLine):
+            found.extend(node.body)
+        elif isinstance(node, (cst.Try, cst.If, cst.With, cst.ExceptHandler, cst.Else, cst.Finally, cst.IndentedBlock)):
+            stack.extend(reversed([c for c in node.children if isinstance(c, (cst.BaseSuite, cst.BaseStatement, cst.ExceptHandler, cst.Else, cst.Finally, cst.If))]))
+    return found
+
+
 def assigned_names(statements: Sequence[cst.CSTNode], value_holds: Callable[[cst.BaseExpression], bool] = lambda _: True) -> set[str]:
-    """The plain names these statements assign (`name = value`), where the value holds
-    `value_holds` (an availability query, for `skip_only_flags`' candidates)."""
+    """The plain names these statements assign at load (`name = value`), where the value
+    holds `value_holds` (an availability query, for `skip_only_flags`' candidates)."""
     return {
         target.target.value
-        for statement in statements if isinstance(statement, cst.SimpleStatementLine)
-        for small in statement.body if isinstance(small, cst.Assign) and value_holds(small.value)
+        for small in _module_level(statements) if isinstance(small, cst.Assign) and value_holds(small.value)
         for target in small.targets if isinstance(target.target, cst.Name)
     }  # fmt: skip
+
+
+def _assignments(statements: Sequence[cst.CSTNode], name: str) -> int:
+    return sum(
+        1 for small in _module_level(statements) if isinstance(small, cst.Assign) for target in small.targets if isinstance(target.target, cst.Name) and target.target.value == name
+    )
