@@ -223,7 +223,7 @@ def parse_rule_file(text: str, display: str) -> tuple[list[Rule], FileContexts, 
     host = None
     if "host" in contexts:
         raw_host = contexts["host"]
-        host = HostData(*(frozenset(raw_host.get(key, ())) for key in ("results", "modules", "annotations", "calls", "constructors", "keeps", "categories", "dim_first")))
+        host = HostData(*(frozenset(raw_host.get(key, ())) for key in ("results", "modules", "annotations", "calls", "constructors", "keeps", "categories", "dim_first", "values")))
     judgement = None
     if "judgement" in doc.data:
         data_problems = Problems(doc, display)

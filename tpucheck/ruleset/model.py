@@ -337,6 +337,9 @@ class HostData:
     """Methods whose first positional argument is a dim (`x.median(dim)`): one given an
     integer literal no real tensor's rank reaches (`history.median(20)`) is another
     object's method, and its receiver is no tensor."""
+    values: frozenset[str] = frozenset()
+    """Qualified calls that return a plain Python value whatever they are given
+    (`builtins.len`, `builtins.int`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ import libcst as cst
 from tpucheck.analyze.python.context import Names
 from tpucheck.analyze.python.excepts import quiet_call
 from tpucheck.analyze.python.index import PythonIndex
-from tpucheck.analyze.python.scope import dotted
+from tpucheck.analyze.python.scope import dotted, node_code
 
 
 def is_device_operand(names: Names, node: cst.BaseExpression) -> bool:
@@ -509,11 +509,10 @@ def is_cuda_skip_decorator(names: Names, expression: cst.BaseExpression) -> bool
         return False
     # A skip on any missing feature (`skipif(not _HAS_WEIGHTS_ONLY)`) is not a CUDA path:
     # a word of the condition must name CUDA or a CUDA-only package.
-    words = {w.lower() for w in _WORD.findall(_CODE.code_for_node(condition))}
+    words = {w.lower() for w in _WORD.findall(node_code(condition))}
     return bool(words & names.index.guards.cuda_words)
 
 
-_CODE = cst.Module(body=[])
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
 

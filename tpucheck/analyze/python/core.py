@@ -183,6 +183,8 @@ class BaseWalker:
         self.counts: set[str] = set()
         """Names this module sets from a CUDA device count (`n = torch.cuda.device_count()`)."""
         self._compared_counts: frozenset[str] | None = None
+        self._reads_version = False
+        """Whether the module's text reads a `__version__` (statements.py `_version`)."""
         self.skip_flags: set[str] = set()
         """Module-level flags that only skip marks read (testmarks.skip_only_flags)."""
         """Of the names set from a device count, those only compared or reported (counts.py)."""

@@ -20,9 +20,7 @@ from tpucheck.analyze.python.index import PythonIndex
 from tpucheck.analyze.python.scope import dotted, target_names
 
 _HOST_LITERALS = frozenset({cst.Integer, cst.Float, cst.Dict, cst.SimpleString})
-_PYTHON_VALUES = frozenset({"builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.len", "builtins.repr"})
-"""Builtins that return a plain Python value whatever they are given (`round` and `abs`
-return a tensor for a tensor)."""
+
 
 
 class _MethodFlow:
@@ -156,7 +154,7 @@ def _call_on_host(names: Names, node: cst.Call) -> bool:
                 return on_host(names, func.value)  # in place (`x.clamp_()`) returns x itself
             return method in names.index.host_results or (method == "to" and _to_cpu(node))
     qualified = names.qualified(func)
-    if qualified in _PYTHON_VALUES:
+    if qualified in names.index.host_values:
         return True  # `len(x)`, `int(n)`: a Python value
     if qualified is None:
         # `_stats_array(stats)`, a helper above that only returns NumPy data

@@ -52,6 +52,7 @@ class PythonIndex:
     host_keeps: frozenset[str] = frozenset()
     host_categories: frozenset[str] = frozenset()
     dim_first: frozenset[str] = frozenset()
+    host_values: frozenset[str] = frozenset()
 
     @property
     def any_rules(self) -> bool:
@@ -88,6 +89,7 @@ def build_python_index(ruleset: Ruleset) -> PythonIndex:
         host_keeps=ruleset.host.keeps,
         host_categories=ruleset.host.categories,
         dim_first=ruleset.host.dim_first,
+        host_values=ruleset.host.values,
     )
     tables = {
         "call": index.call,

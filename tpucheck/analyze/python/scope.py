@@ -17,6 +17,14 @@ import libcst as cst
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 
+_EMPTY = cst.Module(body=[])
+
+
+def node_code(node: cst.CSTNode) -> str:
+    """A node's source code, rendered without its module."""
+    return _EMPTY.code_for_node(node)
+
+
 def dotted(node: cst.BaseExpression) -> list[str] | None:
     """`a.b.c` as ["a", "b", "c"]; None when the chain does not start with a plain name."""
     parts: list[str] = []

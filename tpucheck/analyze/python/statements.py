@@ -18,13 +18,10 @@ from tpucheck.analyze.python import choices, conditions, counts, excepts, hostda
 from tpucheck.analyze.python.context import Guard, Names, RoleMark
 from tpucheck.analyze.python.core import BaseWalker, Hit
 from tpucheck.analyze.python.flag_parameters import flag_parameters
-from tpucheck.analyze.python.scope import Scope, dotted, import_from_module, target_names
+from tpucheck.analyze.python.scope import Scope, dotted, import_from_module, node_code, target_names
 from tpucheck.analyze.version_tests import version_test
 from tpucheck.findings import PENDING
 from tpucheck.ruleset.model import Matcher
-
-_CODE = cst.Module(body=[])
-"""Renders a node's code (`code_for_node`) without its module."""
 
 ASSIGNMENT = hostdata.ASSIGNMENT
 
@@ -36,6 +33,7 @@ class StatementWalker(BaseWalker):
         """Walk the module; `source` is its full text when the tree was hollowed by the
         screen (questions about the whole module read it)."""
         self.source, self._uses, self._test_module = source if source is not None else module.code, None, None
+        self._reads_version = "__version__" in self.source
         self.bind_module_imports(module.body)
         self.flags |= flag_parameters(module, lambda value: conditions.mentions_availability(self, value))
         # `pytestmark = pytest.mark.skipif(<no CUDA>)` skips every test of the module.
@@ -162,7 +160,9 @@ class StatementWalker(BaseWalker):
         """The test's value on every torch the targets run (`torch.__version__ < "1.6"`
         is false on all), or None: the side no target takes is dead code, set aside with
         the test (analyze/version_tests.py; what only it imports: analyze/dead_code.py)."""
-        code = _CODE.code_for_node(test)
+        if not self._reads_version:
+            return None  # the module never reads a version: no test to render
+        code = node_code(test)
         return version_test(code, self.index.guards.torch_versions) if "__version__" in code else None
 
     def _settle_option(self, node: cst.If, start: int, middle: int) -> None:

@@ -14,7 +14,7 @@ from functools import cache
 
 import libcst as cst
 
-from tpucheck.analyze.python.scope import dotted
+from tpucheck.analyze.python.scope import dotted, node_code
 
 
 @cache
@@ -52,8 +52,6 @@ def checks_like_a_test(function: cst.FunctionDef, checks: frozenset[str]) -> boo
     return False
 
 
-_CODE = cst.Module(body=[])
-
 
 def skip_only_flags(module: cst.Module, source: str, candidates: set[str], skip_decorators: frozenset[str]) -> set[str]:
     """Module-level flags (`gpu_available = torch.cuda.is_available() and ...`, perhaps in
@@ -63,8 +61,8 @@ def skip_only_flags(module: cst.Module, source: str, candidates: set[str], skip_
     `pytestmark`. Such a query picks no device; it decides which tests run (audit BC:
     deepchem's Lightning tests). A flag read anywhere else (a device pick, a branch) is not
     one. Read only for modules that assign such a flag, so the tree is walked only then."""
-    if not candidates:
-        return set()
+    if not candidates or ("pytestmark" not in source and not any(name in source for name in skip_decorators)):
+        return set()  # no skip mark to read: the tree is not walked
     marks: list[str] = []
     stack: list[cst.CSTNode] = [module]
     while stack:
@@ -72,10 +70,10 @@ def skip_only_flags(module: cst.Module, source: str, candidates: set[str], skip_
         if isinstance(node, cst.Decorator) and isinstance(node.decorator, cst.Call):
             parts = dotted(node.decorator.func)
             if parts is not None and parts[-1] in skip_decorators:
-                marks.append(_CODE.code_for_node(node.decorator))
+                marks.append(node_code(node.decorator))
                 continue
         if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == "pytestmark" for t in node.targets):
-            marks.append(_CODE.code_for_node(node.value))
+            marks.append(node_code(node.value))
             continue
         stack.extend(node.children)
     found: set[str] = set()

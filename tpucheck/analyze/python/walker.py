@@ -24,8 +24,6 @@ __all__ = ["ARGUMENT", "ASSIGNMENT", "COMPARISON", "Hit", "Walker"]
 ARGUMENT, COMPARISON = "argument", "comparison"
 _CASTS = frozenset({"half", "float", "to", "type"})
 """Methods whose call may cast a copy or undo a cast (`note_copy`)."""
-_LEAVING = frozenset({"cpu", "numpy", "tolist", "item"})
-"""Methods that take their receiver's value to the host at once (`core.Walk.leaving`)."""
 
 
 class Walker(StatementWalker):
@@ -131,7 +129,7 @@ class Walker(StatementWalker):
                 method = func.attr.value
                 if method in _CASTS:
                     self.note_copy(node, func)
-                elif method in _LEAVING and not node.args and isinstance(func.value, cst.Call):
+                elif method in index.host_results and not node.args and isinstance(func.value, cst.Call):
                     self.leaving.add(id(func.value))  # `x.double().cpu()`: widened on the way out
                 elif method == "state_dict" and isinstance(func.value, cst.Name) and self.archives:
                     # `model.state_dict()` of an archive loaded above: its weights, not its graph
