@@ -1552,7 +1552,13 @@ ALTERNATIVES: dict[str, tuple[str, tuple[str, ...]]] = {
     "fractional_max_pool2d": ("a fixed `F.max_pool2d`", ("max_pool2d_with_indices",)),
     "fractional_max_pool3d": ("a fixed `F.max_pool3d`", ("max_pool3d_with_indices",)),
     "triangular_solve": ("`torch.linalg.solve_triangular(A, b, upper=...)`", ("linalg_solve_triangular",)),
-    "linalg": ("`torch.cross(a, b, dim=-1)` for `linalg.cross`; `torch.linalg.solve_triangular` for triangular systems", ("cross", "linalg_solve_triangular")),
+    "linalg": ("the component formula for `linalg.cross` (`torch.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1], ...], -1)`; `torch.cross` reaches the same missing op); `torch.linalg.solve_triangular` for triangular systems", ("select.int", "mul.Tensor", "sub.Tensor", "stack", "linalg_solve_triangular")),
+    "cross": ("the component formula (`torch.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1], a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2], a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], -1)`)", ("select.int", "mul.Tensor", "sub.Tensor", "stack")),
+    "nanmean": ("`torch.nan_to_num(x, nan=0.0).sum(dim) / x.isnan().logical_not().sum(dim)`", ("nan_to_num", "sum.dim_IntList", "isnan", "logical_not", "div.Tensor")),
+    "std_mean": ("`(x.std(dim), x.mean(dim))`", ("std.correction", "mean.dim")),
+    "det": ("the LU factors: `LU, pivots = torch.linalg.lu_factor(A)`, then `LU.diagonal(dim1=-2, dim2=-1).prod(-1)` with the sign of the pivots' permutation", ("linalg_lu_factor_ex", "diagonal", "prod.dim_int")),
+    "slogdet": ("the LU factors: `LU, pivots = torch.linalg.lu_factor(A)`, `d = LU.diagonal(dim1=-2, dim2=-1)`; `d.abs().log().sum(-1)` and the sign from `d.sign().prod(-1)` and the pivots' permutation", ("linalg_lu_factor_ex", "diagonal", "abs", "log", "sum.dim_IntList", "sign", "prod.dim_int")),
+    "logdet": ("for a positive-definite matrix, the LU factors: `LU, _ = torch.linalg.lu_factor(A)`; `LU.diagonal(dim1=-2, dim2=-1).abs().log().sum(-1)`", ("linalg_lu_factor_ex", "diagonal", "abs", "log", "sum.dim_IntList")),
     "cauchy_": ("inverse-CDF sampling: `median + sigma * torch.tan(math.pi * (torch.rand_like(x) - 0.5))`", ("uniform_", "tan", "mul.Tensor")),
     "log_normal_": ("`torch.exp(torch.randn_like(x) * std + mean)`", ("normal_", "exp")),
     "geometric_": ("`torch.floor(torch.log(torch.rand_like(x)) / math.log1p(-p)) + 1`", ("uniform_", "log", "floor")),
@@ -1703,12 +1709,21 @@ def build_table_rules(inputs: Inputs, hand: HandRules, pack: Pack, generated: di
     pack.rules.extend(sorted(rules, key=lambda r: int(r["id"][2:])))
 
 
+def _shown_op(op: str, target: str, table: OpTable) -> str:
+    """`aten::cross`, or for a composite-implicit function traced into another op, what it
+    calls: `aten::cross` (which calls `aten::linalg_cross`)."""
+    status = table.status("aten::" + op, target)
+    if status.note == table.notes.get("traced") and status.via:
+        return f"`aten::{op}` (which calls `{status.via[0]}`)"
+    return f"`aten::{op}`"
+
+
 def table_rule(rule_id: str, key: str, ops: list[str], apis: list[Api], target: str, both: bool, inputs: Inputs) -> dict[str, Any]:
     table = inputs.table
     if table is None:
         raise GenerationError("no operator table loaded")
     names = [name for api in apis for name in displays(api)]
-    shown_ops = ", ".join(f"`aten::{op}`" for op in ops[:6]) + (f" and {len(ops) - 6} more" if len(ops) > 6 else "")
+    shown_ops = ", ".join(_shown_op(op, target, table) for op in ops[:6]) + (f" and {len(ops) - 6} more" if len(ops) > 6 else "")
     reach = agree(len(names), "reaches", "reach")
     if target == "torchtpu":
         on_xla = "PyTorch/XLA runs it on the CPU instead (a host round trip and a graph break per call)" if both else "PyTorch/XLA runs it"

@@ -12,6 +12,10 @@ Read in place from `../shared/data` (never copied into the project):
 - `op-coverage/op_coverage.json` and `top_cpu_fallbacks.json`: PyTorch/XLA kernels that
   fall back to the CPU inside (`nonzero`, `_local_scalar_dense`, ...), and when.
 
+And from this project, `rules/implicit-ops.json` (`scripts/trace_implicit.py`): what common
+composite-implicit functions decompose into, traced on CPU torch (`torch.cross` calls
+`linalg_cross`), so such a function takes the status of its parts.
+
 The resolution lives in `tpucheck/trace/resolve.py`, so the unsupported-op rule pack can
 reuse it. The output records each source's version line and sha256, and is written one op a
 line (compact, and a regeneration diffs readably). `--check` (run by tests/test_op_table.py)
@@ -37,6 +41,7 @@ from tpucheck.trace.resolve import NOTES, STATUSES, parse_native_functions, reso
 
 DEFAULT_SHARED = REPO.parent / "shared"
 DEFAULT_OUT = REPO / "rules" / "op-status.json"
+IMPLICIT = REPO / "rules" / "implicit-ops.json"
 TABLES = {"torchtpu": "data/torchtpu/coverage/torch_tpu_0.2.0.json", "xla": "data/torchtpu/coverage/torch_xla_2.9.0.json"}
 NATIVE = "data/op-coverage/native_functions.yaml"
 OP_COVERAGE = "data/op-coverage/op_coverage.json"
@@ -75,7 +80,10 @@ def generate(shared: Path) -> str:
         _source(coverage_path, "PyTorch/XLA op coverage survey (conditional fallbacks in XLA kernels)"),
         _source(top_path, "PyTorch/XLA CPU-fallback survey (the conditions of those fallbacks)"),
     ]
-    resolved = resolve_all(tables, parse_native_functions(entries), xla_conditions(coverage, top), autograd)
+    traced = json.loads(IMPLICIT.read_text(encoding="utf-8"))
+    sources.append(_source(IMPLICIT, f"composite-implicit decompositions traced on torch {traced['torch']}"))
+    implicit = {op: tuple(parts) for op, parts in traced["decompositions"].items()}
+    resolved = resolve_all(tables, parse_native_functions(entries), xla_conditions(coverage, top), autograd, implicit)
     head = {
         "schema_version": SCHEMA_VERSION,
         "generated_by": COMMAND,

@@ -101,3 +101,51 @@ def test_an_op_the_backend_differentiates_itself_carries_the_mark() -> None:
     table = load_op_table()
     assert table.status("aten::native_layer_norm", "xla").autograd  # so its PyTorch backward never reaches XLA
     assert not table.status("aten::native_layer_norm", "torchtpu").autograd
+
+
+def test_a_traced_implicit_composite_raises_where_a_part_raises() -> None:
+    """`torch.cross` is composite-implicit and calls `linalg_cross`, whose out= kernel
+    TorchTPU lacks: the decomposition stops there, so the function does too."""
+    table = {**TABLE, "aten::cross": "composite_implicit", "aten::linalg_cross": "composite_explicit", "aten::linalg_cross.out": "tpu_missing_fallback"}
+    native = {**NATIVE, **parse_native_functions([
+        {"func": "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor", "structured_delegate": "linalg_cross.out"},
+        {"func": "linalg_cross.out(Tensor self, Tensor other, *, int dim=-1, Tensor(a!) out) -> Tensor(a!)", "structured": True, "dispatch": {"CPU": "x"}},
+    ])}
+    traced = {"aten::cross": ("aten::linalg_cross",), "aten::linear": ("aten::t", "aten::mm")}
+    resolver = Resolver("torchtpu", table, native, implicit=traced)
+    cross = resolver.resolve("aten::cross")
+    assert (cross.status, cross.via, cross.note) == ("missing", ("aten::linalg_cross", "aten::linalg_cross.out"), "traced")
+    assert (resolver.resolve("aten::linear").status, resolver.resolve("aten::linear").note) == ("decomposed", "traced")
+    # untraced, the same op keeps the old reading: decomposed above the backend
+    assert Resolver("torchtpu", table, native).resolve("aten::cross").status == "decomposed"
+
+
+def test_a_part_that_only_falls_back_to_the_cpu_does_not_decide() -> None:
+    """Inside a decomposition a CPU fallback is mostly a check on a scalar (`torch.cov`
+    calls `equal`): a sync, not a stop, so the composite stays decomposed."""
+    table = {**TABLE, "aten::cov": "composite_implicit", "aten::equal": "xla_cpu_fallback", "aten::mm": "xla_kernel"}
+    resolver = Resolver("xla", table, NATIVE, implicit={"aten::cov": ("aten::equal", "aten::mm")})
+    assert (resolver.resolve("aten::cov").status, resolver.resolve("aten::cov").note) == ("decomposed", "traced")
+
+
+def test_the_shipped_table_reads_the_traced_decompositions() -> None:
+    table = load_op_table()
+    for op in ("aten::cross", "aten::linalg_eigh", "aten::det", "aten::nanmean", "aten::matrix_exp", "aten::linalg_cholesky"):
+        assert table.status(op, "torchtpu").status == "missing", op
+    for op in ("aten::einsum", "aten::linalg_solve", "aten::inverse", "aten::svd", "aten::cosine_similarity"):
+        assert table.status(op, "torchtpu").status == "decomposed", op
+    assert table.status("aten::cross", "torchtpu").via[0] == "aten::linalg_cross"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="tracing needs torch (pip install torch==2.13.0)")
+def test_the_committed_decompositions_are_the_tracers_output() -> None:
+    spec = importlib.util.spec_from_file_location("trace_implicit", ROOT / "scripts" / "trace_implicit.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    import torch
+
+    if torch.__version__.split("+", 1)[0] != "2.13.0":
+        pytest.skip(f"the table was traced on torch 2.13.0, not {torch.__version__}")
+    committed = (ROOT / "rules" / "implicit-ops.json").read_text(encoding="utf-8")
+    assert committed == module.render(module.trace(), "2.13.0"), "rules/implicit-ops.json is stale: run python scripts/trace_implicit.py"

@@ -31,6 +31,7 @@ COMPOSITE_KINDS = {"composite_implicit", "composite_explicit"}
 
 NOTES: dict[str, str] = {
     "implicit": "CompositeImplicitAutograd: decomposed above the backend, which sees only its parts",
+    "traced": "CompositeImplicitAutograd, whose parts were traced on CPU torch (rules/implicit-ops.json): it raises where one of them raises",
     "view": "a view: metadata only, no kernel",
     "generic": "assumed covered: PyTorch's generic composite, whose parts no table lists",
 }
@@ -149,6 +150,9 @@ class Resolver:
     ...` makes them CPU fallbacks outright)."""
     autograd: frozenset[str] = frozenset()
     """Ops the backend differentiates itself (the tables' `*_autograd`)."""
+    implicit: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Composite-implicit op -> the ops its decomposition dispatches, traced on CPU torch
+    (`scripts/trace_implicit.py`)."""
     _memo: dict[str, Status] = field(default_factory=dict)
     _by_base: dict[str, list[str]] = field(default_factory=dict)
 
@@ -168,17 +172,30 @@ class Resolver:
         if kind is None:
             nf = self.functions.get(op)
             if nf is not None and not nf.has_dispatch:
-                return Status("decomposed", note="implicit")
+                return self._implicit(op)
             return Status("unknown", note=f"not in the {self.target} table")
         if kind in KERNEL_KINDS:
             return self._kernel(op)
         if kind in MISSING_KINDS:
             return Status(MISSING_KINDS[kind] if self.target == "torchtpu" else "cpu-fallback")
         if kind == "composite_implicit":
-            return Status("decomposed", note="implicit")
+            return self._implicit(op)
         if kind == "composite_explicit":
             return self._composite(op)
         return Status("unknown", note=f"table kind {kind!r}")
+
+    def _implicit(self, op: str) -> Status:
+        """A composite-implicit op raises where a part of its traced decomposition raises
+        (`torch.cross` through `linalg_cross`). A part that only falls back to the CPU
+        does not decide: inside a decomposition it is mostly a check on a scalar
+        (`torch.cov` calls `equal`), a sync rather than a stop, and the op keeps its own
+        reading. With no trace the op is decomposed, as before."""
+        parts = [part for part in self.implicit.get(op, ()) if part != op]
+        for part in parts:
+            inner = self.resolve(part)
+            if inner.status == "missing":
+                return Status("missing", (part, *inner.via), "traced")
+        return Status("decomposed", note="traced" if parts else "implicit")
 
     def _kernel(self, op: str) -> Status:
         base = op.split("::", 1)[1].split(".", 1)[0]
@@ -262,11 +279,12 @@ def resolve_all(
     functions: Mapping[str, NativeFunction],
     xla_conditional: Mapping[str, str],
     autograd: Mapping[str, frozenset[str]] | None = None,
+    implicit: Mapping[str, tuple[str, ...]] | None = None,
 ) -> dict[str, dict[str, Status]]:
     """op -> target -> status, over every operator any table lists."""
     autograd = autograd or {}
     resolvers = {
-        target: Resolver(target, table, functions, xla_conditional if target == "xla" else {}, autograd.get(target, frozenset()))
+        target: Resolver(target, table, functions, xla_conditional if target == "xla" else {}, autograd.get(target, frozenset()), implicit or {})
         for target, table in tables.items()
     }
     ops = sorted({op for table in tables.values() for op in table})
