@@ -70,3 +70,16 @@ def test_a_yaml_named_like_a_gym_environment_gives_no_requirements(tmp_path: Pat
     found = sorted((f.rule, f.path, f.span.line, f.span.column, f.severity) for f in result.findings)
     assert found == [("DP015", "env.yaml", 3, 1, "minor")]
     assert result.errors == []
+
+
+def test_a_conda_environment_per_platform_is_read(tmp_path: Path) -> None:
+    """Audit BC: deepchem's `requirements/torch/env_torch.gpu.yml` pins CUDA wheels through
+    the cu118 index and was never read (only `env.yml`-like names were)."""
+    gpu = "name: chem\nchannels:\n  - conda-forge\ndependencies:\n  - pip\n  - pip:\n    - --extra-index-url https://download.pytorch.org/whl/cu118\n    - torch==2.2.1+cu118\n"
+    (tmp_path / "requirements" / "torch").mkdir(parents=True)
+    (tmp_path / "requirements" / "torch" / "env_torch.gpu.yml").write_text(gpu)
+    (tmp_path / "main.py").write_text("import torch\n\nx = torch.ones(2)\n")
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    found = sorted((f.rule, f.path, f.span.line, f.severity) for f in result.findings)
+    path = "requirements/torch/env_torch.gpu.yml"
+    assert found == [("BLD002", path, 7, "major"), ("BLD002", path, 8, "major"), ("DEP025", path, 8, "blocker")]

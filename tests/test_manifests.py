@@ -69,6 +69,10 @@ def by_name(found: list[Requirement]) -> dict[str, Requirement]:
         "environment-cuda118.yml",
         "conda_env.yaml",
         "docs/py310-env.yml",
+        # a variant per platform (audit BC: deepchem's requirements/torch/env_torch.gpu.yml)
+        "requirements/torch/env_torch.gpu.yml",
+        "env-cpu.yaml",
+        "env.cuda118.yml",
     ],
 )
 def test_is_manifest_accepts(path: str) -> None:
@@ -88,6 +92,8 @@ def test_is_manifest_accepts(path: str) -> None:
         "pyproject.toml.bak",
         "envs.yaml",
         "environ.yml",
+        "envoy.yaml",
+        "env_vars.json",
         "venv.yml",
         "train_config.yaml",
         "env.json",

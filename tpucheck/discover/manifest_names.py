@@ -42,8 +42,10 @@ def _conda_stem(stem: str) -> bool:
     `environment-cuda.yml` or `conda_env.yaml` as often as `environment.yml` (audit AH:
     BYOL's `env.yml` pinned torch 1.4 and nobody saw it). A YAML file of one of these
     names is read as a conda environment too; one with no `dependencies:` (a gym `env.yaml`)
-    gives no requirements, and it stays a config file for the config rules."""
-    return stem in ("env", "conda") or stem.startswith(("environment", "conda_", "conda-")) or stem.endswith(("_env", "-env"))
+    gives no requirements, and it stays a config file for the config rules. A variant per
+    platform (`env_torch.gpu.yml`, `env-cpu.yaml`: audit BC, deepchem's pinned CUDA 11.8
+    wheels) is one too."""
+    return stem in ("env", "conda") or stem.startswith(("environment", "conda_", "conda-", "env_", "env-", "env.")) or stem.endswith(("_env", "-env"))
 
 
 def is_manifest(relpath: str) -> bool:
