@@ -17,6 +17,7 @@ from tpucheck.analyze.dead_code import DEAD_VERSION
 from tpucheck.analyze.python import choices, conditions, counts, excepts, hostdata, options, testmarks
 from tpucheck.analyze.python.context import Guard, Names, RoleMark
 from tpucheck.analyze.python.core import BaseWalker, Hit
+from tpucheck.analyze.python.cpu_pick import picks_cpu
 from tpucheck.analyze.python.flag_parameters import flag_parameters
 from tpucheck.analyze.python.scope import Scope, dotted, import_from_module, node_code, target_names
 from tpucheck.analyze.version_tests import version_test
@@ -112,6 +113,8 @@ class StatementWalker(BaseWalker):
         ) or (polarity != 0 and node.orelse is None and conditions.reports_only(self, node.body)) or choices.turns_feature_off(self, node, polarity) or (
             polarity != 0 and isinstance(node.orelse, cst.Else) and conditions.placement_only(self, node.body) and conditions.placement_only(self, node.orelse.body)
         ) or (polarity > 0 and node.orelse is None and conditions.to_host_only(node.body))
+        # ... unless the other side sends the host to the CPU: then the test picks the device
+        guard_test = guard_test and not (available and picks_cpu(self, node.orelse if polarity > 0 else node.body))
         with self.enter(guard_test=guard_test, fatal=choices.stops_without_cuda(self, node, polarity) and not self.frame.raise_caught):
             self.walk(node.test)
         outer = self.frame
