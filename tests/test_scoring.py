@@ -20,6 +20,7 @@ from tpucheck.ruleset.loader import load_judgement
 from tpucheck.ruleset.model import Rule
 
 JUDGEMENT = load_judgement()
+WITHOUT_PORT_FLOOR = replace(JUDGEMENT, scoring=replace(JUDGEMENT.scoring, port_floor=(0.0, 0.0)))
 FALLBACK_FACTOR = JUDGEMENT.scoring.fallback_factor
 
 
@@ -241,7 +242,9 @@ def test_a_reference_path_halves_its_kernel() -> None:
 def test_a_port_is_never_zero_hours() -> None:
     # Issue 23: an HF-Trainer script with nothing CUDA-specific scored 100 with 0 h. Every
     # workload the product has needs a run on the target and a numerics check.
-    clean = judged([], workloads=("training", "inference"))
+    # Each workload's run and check is priced (below the whole port's floor, which the
+    # shipped judgement adds on top: tests/test_port_floor.py).
+    clean = compute_score([], RULES, WITHOUT_PORT_FLOOR, ("training", "inference"))
     low = sum(JUDGEMENT.scoring.validation[w][0] for w in ("training", "inference"))
     high = sum(JUDGEMENT.scoring.validation[w][1] for w in ("training", "inference"))
     assert (clean.effort.low, clean.effort.high) == pytest.approx((low, high))
@@ -249,7 +252,9 @@ def test_a_port_is_never_zero_hours() -> None:
     assert [(item.phase, item.rule, item.name) for item in clean.plan] == [
         ("validation", "validation", "validate-inference"), ("validation", "validation", "validate-training"),
     ]
-    assert judged([], workloads=("inference",)).effort.high == pytest.approx(JUDGEMENT.scoring.validation["inference"][1])
+    assert compute_score([], RULES, WITHOUT_PORT_FLOOR, ("inference",)).effort.high == pytest.approx(JUDGEMENT.scoring.validation["inference"][1])
+    shipped = judged([], workloads=("training", "inference"))
+    assert (shipped.effort.low, shipped.effort.high) == JUDGEMENT.scoring.port_floor and shipped.score == clean.score
 
 
 def test_a_blocker_on_the_main_path_caps_the_grade() -> None:
@@ -387,9 +392,9 @@ def test_the_validation_floor_is_a_minimum_not_an_addend() -> None:
     floor_high = sum(JUDGEMENT.scoring.validation[w][1] for w in both)
     size_low, size_high = JUDGEMENT.scoring.validation_size
     exponent = JUDGEMENT.scoring.validation_size_exponent or 0.5
-    small = compute_score([], RULES, JUDGEMENT, both, product_lines=2000)
+    small = compute_score([], RULES, WITHOUT_PORT_FLOOR, both, product_lines=2000)
     assert (small.effort.low, small.effort.high) == pytest.approx((floor_low, floor_high))  # the size term is under the floor
-    large = compute_score([], RULES, JUDGEMENT, both, product_lines=50_000)
+    large = compute_score([], RULES, WITHOUT_PORT_FLOOR, both, product_lines=50_000)
     # above the floor the size term is all (the range narrowed to its ratio around the same middle)
     assert math.sqrt(large.effort.low * large.effort.high) == pytest.approx(math.sqrt(size_low * size_high) * 50**exponent)
     # a larger product never costs less to validate

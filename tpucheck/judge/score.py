@@ -283,6 +283,29 @@ class Model:
                     extra[w][1] += share.high * self.s.validation_share / len(serves)
         return [Share(None, self.s.validation[w][0] + extra[w][0], self.s.validation[w][1] + extra[w][1], self.s.validation_weight, workload=w) for w in known]
 
+    def port_floor(self, split: Sequence[Share]) -> list[Share]:
+        """Hours that bring the product's port up to `port_floor`, in its validation items
+        (a TPU environment, a first run per workload, a numerics check: the least any port
+        costs, whatever it finds), weighing nothing in the score: a further finding lowers
+        the top-up by at most its own hours, so neither the total nor the score can fall."""
+        low, high = self.s.port_floor
+        validated = [s.workload for s in split if s.finding is None and s.workload is not None]
+        if not validated or (low <= 0 and high <= 0):
+            return []
+        total = self.total(s for s in split if s.finding is None or is_product(s.finding))
+        short = (max(low - total.low, 0.0), max(high - total.high, 0.0))
+        if short == (0.0, 0.0):
+            return []
+        return [Share(None, short[0] / len(validated), short[1] / len(validated), 0.0, workload=w) for w in validated]
+
+    def floored(self, total: Effort, topped: bool) -> Effort:
+        """The product's hours, at least `port_floor` where it was topped up: the maximum
+        of the items' total and the floor, exactly, so a further finding never lowers it."""
+        if not topped:
+            return total
+        low, high = self.s.port_floor
+        return Effort(max(total.low, low), max(total.high, high))
+
     # -- numbers -------------------------------------------------------------------------
 
     def score_of(self, cost: float) -> float:
@@ -449,6 +472,8 @@ def compute_score(findings: list[Finding], rules: dict[str, Rule], judgement: Ju
     findings = [f for f in findings if f.inventory not in FACT_INVENTORIES]
     ported = model.shares(findings, references, reference_folders)
     split = ported + model.validation(workloads, ported, product_lines)
+    floor = model.port_floor(split)
+    split += floor
     cost = cost_of(split)
     score = model.capped(model.score_of(cost), findings)
     by_workload = {
@@ -474,7 +499,7 @@ def compute_score(findings: list[Finding], rules: dict[str, Rule], judgement: Ju
         grade_meaning=meaning,
         training=by_workload["training"],
         inference=by_workload["inference"],
-        effort=model.total(product),
+        effort=model.floored(model.total(s for s in product if s.finding is not None or s.weight > 0), bool(floor)),
         supporting_effort=model.total(supporting),
         optional_effort=model.total(optional),
         performance_effort=model.total(performance, performance=True),

@@ -185,6 +185,10 @@ class Scoring:
     validation_size: tuple[float, float] = (0.0, 0.0)
     validation_size_exponent: float | None = None
     validation_floor_is_minimum: bool = False
+    port_floor: tuple[float, float] = (0.0, 0.0)
+    """The least a whole port costs (a TPU environment, a first run per workload, a numerics
+    check): product hours below it are topped up in the validation items, with no weight
+    in the score."""
     """Whether a workload's floor is the least its validation costs (the size term counts
     only above it) rather than an hours added to the size term."""
     """None: the size term grows with log2(1 + thousands of lines); a number: with the
@@ -449,6 +453,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
             validation_share=float(score_raw["validation"].get("share", 0.0)),
             validation_size=_range(score_raw["validation"]["size"]) if "size" in score_raw["validation"] else (0.0, 0.0),
             validation_floor_is_minimum=bool(score_raw["validation"].get("floor_is_minimum", False)),
+            port_floor=_range(score_raw["validation"]["port_floor"]) if "port_floor" in score_raw["validation"] else (0.0, 0.0),
             validation_size_exponent=float(score_raw["validation"]["size"]["exponent"]) if "exponent" in score_raw["validation"].get("size", {}) else None,
             core_hours_share=float(score_raw.get("core", {}).get("kernel_hours_share", 1.1)),
             core_files_share=float(score_raw.get("core", {}).get("kernel_files_share", 1.1)),
