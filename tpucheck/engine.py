@@ -41,6 +41,7 @@ from tpucheck.analyze.treefacts import TreeFacts, tree_from_json, tree_to_json
 from tpucheck.analyze.unbuilt import folder_lister, unbuilt_sources
 from tpucheck.analyze.uncalled import UNCALLED, uncalled_definitions
 from tpucheck.analyze.unimported import UNIMPORTED, unimported_modules
+from tpucheck.analyze.unpassed import UNGIVEN, ungiven_values
 from tpucheck.analyze.variants import VARIANT, variant_options
 from tpucheck.analyze.vendored import vendored_packages
 from tpucheck.config.settings import ScanOptions, Settings, default_jobs
@@ -461,6 +462,9 @@ def _compute_tree_facts(
     launched = options_launched([f.path for f in found.files], read, {*options_off, *values})
     options_off = {name: path for name, path in options_off.items() if name not in launched}
     values = {name: value for name, value in values.items() if name not in launched}
+    if UNGIVEN in judgement.rationale:  # `elif method == "gmres":` with "gmres" given nowhere
+        product_others = [path for path in others if not path.endswith((".py", ".pyi", ".ipynb")) and not roles.supporting(path)]
+        values = {**ungiven_values(product_python, product_others, read, {**values, **options_off}), **values}
     dead = dead_launch_lines([f.path for f in found.files], read)
     checks = _checks(python, facts)
     loaded = frozenset(f"{posixpath.basename(path)[: -len('.py')]}.{b.target}" for path in python if (fact := facts(path)) is not None for b in fact.jit_builds if b.target)

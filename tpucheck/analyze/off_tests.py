@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 from tpucheck.analyze.imports import canonical_literal
 from tpucheck.analyze.python.options import number, zero
+from tpucheck.analyze.unpassed import OTHER
 
 __all__ = ["Behind", "tests_around"]
 
@@ -89,6 +90,8 @@ def _off_test(test: str, off: Mapping[str, str], values: Mapping[str, tuple[tupl
     holds = {"==": lambda v: v in literals[:1], "!=": lambda v: v not in literals[:1], "in": lambda v: v in literals, "not in": lambda v: v not in literals, ">": _above_zero}[operator]
     if any(holds(v) for v in declared):
         return None
+    if declared and declared[-1] == OTHER:  # a value nothing in the product gives (analyze/unpassed.py)
+        return name, f"`{test}` ({where})"
     return name, f"`{test}` (`{name}` is {' or '.join(declared)} wherever the project sets it, {where})"
 
 

@@ -21,6 +21,7 @@ from tpucheck.analyze.reachability import GUARDED_MODULE, Reachability
 from tpucheck.analyze.registry import Unreached
 from tpucheck.analyze.uncalled import UNCALLED
 from tpucheck.analyze.unimported import UNIMPORTED
+from tpucheck.analyze.unpassed import OTHER
 from tpucheck.analyze.variants import VARIANT
 from tpucheck.findings import PENDING, SEVERITIES, FileResult, Finding, RawMatch, Reason, fingerprints, suppression_key
 from tpucheck.judge.known_ops import KNOWN_OP, known_op
@@ -415,6 +416,8 @@ def _settle_pending(match: RawMatch, placement: Placement, path: str) -> tuple[t
         compared = compared_setting(test.evidence)
         value = placement.option_values.get(compared[0]) if compared is not None else None
         if compared is not None and value is not None and not any(compared[1](v) for v in value[0]):
+            if value[0][-1] == OTHER:  # a value nothing in the product gives (analyze/unpassed.py)
+                return (Reason("guard.option", f"{test.located(path).evidence}; {value[1]}"), *rest), True
             said = value[0][0] if len(value[0]) == 1 else " or ".join(value[0])
             return (Reason("guard.option", f"{test.located(path).evidence}; `{compared[0]}` is {said} {'by default' if len(value[0]) == 1 else 'wherever the project sets it'} ({value[1]})"), *rest), True
     return rest, match.guarded
