@@ -14,6 +14,7 @@ import libcst as cst
 from tpucheck.analyze.dispatch import host_only_loads
 from tpucheck.analyze.python.builds import tolerates_failed_build
 from tpucheck.analyze.python.context import Guard
+from tpucheck.analyze.python.device_indices import one_indexed_device
 from tpucheck.analyze.python.index import PythonIndex
 from tpucheck.analyze.python.nesting import (
     column_shifts,
@@ -178,6 +179,7 @@ def _matches(text: str, module: cst.Module, index: PythonIndex, path: str = "", 
     seen: set[tuple[str, int, int]] = set()
     tolerated: bool | None = None  # read once, when a rule asks
     host_lines: frozenset[int] | None = None
+    one_device: bool | None = None  # read once, when a rule asks
     for hit in hits:
         line, column, end_line, end_column = ranges[id(hit.node)]
         if hit.start is not None:
@@ -189,6 +191,11 @@ def _matches(text: str, module: cst.Module, index: PythonIndex, path: str = "", 
         rule_id = rule.id
         if hit.on_host or (hit.guard_test and rule.unless == "guard") or (hit.copy and rule.unless == "copy") or (hit.weights and rule.unless == "weights"):
             continue
+        if rule.unless == "single-device":
+            if one_device is None:
+                one_device = one_indexed_device(source)
+            if one_device:
+                continue
         matcher = hit.rule_matcher[1]
         if matcher.files and not path_matches(path, matcher.files):
             continue
