@@ -400,3 +400,16 @@ def test_the_validation_floor_is_a_minimum_not_an_addend() -> None:
     # a larger product never costs less to validate
     sizes = [compute_score([], RULES, JUDGEMENT, both, product_lines=n).effort.high for n in (0, 1000, 3000, 10_000, 30_000, 100_000)]
     assert sizes == sorted(sizes)
+
+
+def test_an_op_spelt_as_class_and_function_is_one_unit() -> None:
+    """`RoIAlign` and `roi_align`, `Voxelization` under two import paths: one op, ported once."""
+    rules = {**RULES, "OPS": make_rule("OPS", 3.0, 8.0, "name", inventory="package", category="dependency")}
+    spelt = [
+        replace(finding("DEV", "blocker", n, path=f"lib/m{n}.py"), rule="OPS", name="ops", inventory="package", detail=detail)
+        for n, detail in enumerate(["mmcv.ops.RoIAlign", "mmcv.ops.roi_align.roi_align", "mmcv.ops.voxelize.Voxelization", "mmcv.ops.voxelization"])
+    ]
+    one_each = [spelt[0], spelt[2]]
+    assert compute_score(spelt, rules, WITHOUT_PORT_FLOOR, ()).effort == compute_score(one_each, rules, WITHOUT_PORT_FLOOR, ()).effort
+    other = replace(spelt[1], detail="mmcv.ops.nms")  # adversarial: another op is another unit
+    assert compute_score([*one_each, other], rules, WITHOUT_PORT_FLOOR, ()).effort.high > compute_score(one_each, rules, WITHOUT_PORT_FLOOR, ()).effort.high

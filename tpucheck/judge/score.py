@@ -156,7 +156,7 @@ class Model:
             per_name = rule.effort_per == "name" and finding.detail is not None
             place = (
                 package_of(finding.detail) if per_package and finding.detail is not None
-                else f"name:{finding.detail.rpartition('.')[2].lower()}" if per_name and finding.detail is not None
+                else f"name:{op_name(finding.detail)}" if per_name and finding.detail is not None
                 else "" if whole_project
                 else f"{folder_of(finding.path)}/" if family
                 else finding.path
@@ -449,6 +449,14 @@ def has_reference(kernel: str | None, references: Iterable[frozenset[str]], nois
         return False
     words = op_words(kernel, noise)
     return bool(words) and any(ref and (ref <= words or words <= ref) for ref in references)
+
+
+def op_name(detail: str) -> str:
+    """One op under its every spelling: the last dotted part, lowercased, without
+    underscores (`mmcv.ops.voxelize.Voxelization` and `mmcv.ops.voxelization`, `RoIAlign`
+    and `roi_align`, `DynamicScatter` and `dynamic_scatter`: a module's class and its
+    function run the same kernels, ported once)."""
+    return detail.rpartition(".")[2].lower().replace("_", "")
 
 
 def folder_of(path: str) -> str:
