@@ -145,7 +145,8 @@ def analyze_file(
         queries = context.ruleset.judgement.guards.availability_calls
         versions = context.ruleset.judgement.guards.torch_versions
         reports = context.ruleset.judgement.guards.quiet
-        result.imports = import_facts(text, markers, queries, versions, reports) if text is not None else facts_of_bytes(data, markers, queries, versions, reports)
+        models = context.ruleset.judgement.model_markers
+        result.imports = import_facts(text, markers, queries, versions, reports, models) if text is not None else facts_of_bytes(data, markers, queries, versions, reports, models)
     if cache is not None and key is not None:
         cache.store(key, result)
     return result
@@ -408,7 +409,7 @@ def _compute_tree_facts(
                 return hit.imports
         try:
             with open(source.abspath, "rb") as handle:
-                return facts_of_bytes(handle.read(), markers, judgement.guards.availability_calls, judgement.guards.torch_versions, judgement.guards.quiet)
+                return facts_of_bytes(handle.read(), markers, judgement.guards.availability_calls, judgement.guards.torch_versions, judgement.guards.quiet, judgement.model_markers)
         except OSError:
             return None
 
@@ -518,6 +519,11 @@ def _opt_in(product_python: list[str], facts: Callable[[str], ImportFacts | None
     return opt_in_components(product_python, facts, [f.path for f in found.files], [*product_python, *_configs(found, roles)], read, exempt)
 
 
+def _uses_torch(imported: frozenset[str] | None) -> bool:
+    """Whether the product's modules import PyTorch (TreeFacts.imported)."""
+    return imported is not None and any(name == "torch" or name.startswith("torch.") for name in imported)
+
+
 def _configs(found: Discovery, roles: Roles) -> list[str]:
     """The product's config files: text that may name a module by its dotted path."""
     return [f.path for f in found.files if f.path.lower().endswith(CONFIG_SUFFIXES) and not roles.supporting(f.path)]
@@ -551,7 +557,7 @@ def assemble(
     rules = ruleset.by_id()
     roles = Roles(ruleset.judgement, tree.entry_points, tree.submodules, tree.launched_files, tree.nested, tree.imported_files, tree.scripts, tree.sole)
     judged = ruleset.judgement
-    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained, tree.imported if tree.reach is not None else None, tree.option_values, tree.unreached, tree.option_imports, tree.opt_in, tree.option_components, tree.unimported, tree.uncalled)
+    placement = Placement(roles, tree.reach, ruleset.host.categories, tree.older, judged.scoring, tree.options_off, tree.options_launched, tree.dead_lines, tree.checks, tree.trains, tree.bindings, judged.binding_categories, tree.untrained, tree.imported if tree.reach is not None else None, tree.option_values, tree.unreached, tree.option_imports, tree.opt_in, tree.option_components, tree.unimported, tree.uncalled, _uses_torch(tree.imported))
     findings: list[Finding] = []
     set_aside: list[Finding] = []
     errors = list(discovery_errors)

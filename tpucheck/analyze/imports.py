@@ -37,9 +37,10 @@ def import_facts(
     availability_calls: tuple[str, ...] = (),
     torch_versions: tuple[str, ...] = (),
     quiet_calls: tuple[str, ...] = (),
+    model_markers: tuple[str, ...] = ("torch",),
 ) -> ImportFacts:
     workloads: tuple[str, ...] = ()
-    if "torch" in text:
+    if any(marker in text for marker in model_markers):
         workloads = ("training", "inference") if any(marker in text for marker in training_markers) else ("inference",)
     jit_builds, jit_loaders = jit_facts(text)
     builds = tuple(extension_builds(text)) if "Extension" in text else ()
@@ -121,6 +122,7 @@ def facts_of_bytes(
     availability_calls: tuple[str, ...] = (),
     torch_versions: tuple[str, ...] = (),
     quiet_calls: tuple[str, ...] = (),
+    model_markers: tuple[str, ...] = ("torch",),
 ) -> ImportFacts:
     """The facts of a file's bytes: decoded as the analysis decodes Python, or, where that
     fails (a bad encoding, a NUL byte), as UTF-8 with replacement: the graph reads what it can."""
@@ -128,7 +130,7 @@ def facts_of_bytes(
         text = decode(data, python=True)
     except SourceTextError:
         text = data.decode("utf-8", "replace")
-    return import_facts(text, training_markers, availability_calls, torch_versions, quiet_calls)
+    return import_facts(text, training_markers, availability_calls, torch_versions, quiet_calls, model_markers)
 
 
 _BLOCK = re.compile(r"^(async[ \t]+def|def|class|try|except|if|elif|else|for|while|with|async[ \t]+with|async[ \t]+for|finally|match|case)\b")

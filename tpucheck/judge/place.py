@@ -95,6 +95,9 @@ class Placement:
     """Package module -> its dotted name, when nothing the product runs reaches it (TreeFacts.unimported)."""
     uncalled: dict[str, Unreached] = field(default_factory=dict)
     """Path -> its top-level definitions nothing the product runs uses (TreeFacts.uncalled)."""
+    torch_product: bool = False
+    """Whether a product module imports torch: another framework's code is then a backend
+    beside the product (a rule's `unless: torch-product`)."""
 
     def older_version(self, path: str) -> Reason | None:
         """Why the file is set aside whole: it, or a folder holding it, is an older version
@@ -259,6 +262,8 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
             aside = Reason("set-aside.dead-launch", f"the command runs `{dead}`, which is not in the tree")
         elif engine is not None and rule.inventory not in ("kernel", "package") and rule.category != "dependency":
             aside = engine  # the engine's own finding prices the module's replacement
+        elif rule.unless == "torch-product" and placement.torch_product:
+            aside = Reason("set-aside.torch-product", "the product's modules use PyTorch: this other framework's code is a backend beside it, not the product to port")
         elif severity == "info" and place_role == "test":
             aside = Reason("set-aside.test-performance", "a performance note about a test")
         elif rule.inventory == "package" and (own_package := _own_package(match, reach, roles)) is not None:

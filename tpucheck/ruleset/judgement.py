@@ -281,6 +281,9 @@ class Judgement:
     version_folder: re.Pattern[str] | None = None
     version_overlap: float = 0.3
     training_markers: tuple[str, ...] = ()
+    model_markers: tuple[str, ...] = ("torch",)
+    """Text that makes a module a model of the product (an inference workload to validate):
+    PyTorch, or a framework whose code the port rewrites in PyTorch."""
     """Calls and methods that make a product a training product (a validation run of its own)."""
     transparent_decorators: frozenset[str] = frozenset()
     """Decorators that wrap a definition without registering it (`torch.no_grad`,
@@ -507,6 +510,7 @@ def build_judgement(raw: dict[str, Any], problems: Problems) -> Judgement:
         version_folder=regex(versions.get("folder"), "versions", "folder"),
         version_overlap=float(versions.get("overlap", 0.3)),
         training_markers=tuple(raw.get("workloads", {}).get("training", ())),
+        model_markers=tuple(raw.get("workloads", {}).get("models", ("torch",))),
         transparent_decorators=frozenset(raw.get("uncalled", {}).get("transparent_decorators", ())),
         binding_categories=frozenset(kernels.get("binding_categories", ())),
         vendored_packages=frozenset(kernels.get("vendored_packages", ())),
