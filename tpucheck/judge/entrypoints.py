@@ -385,10 +385,20 @@ def nested_projects(files: Iterable[str], facts: Callable[[str], ImportFacts | N
     if not any(p in _ROOT_MARKERS or ("/" not in p and p.endswith(".py")) for p in paths):
         return {}
     manifests: dict[str, str] = {}
+    requirements_only: set[str] = set()
     for path in paths:
         folder, _, name = path.rpartition("/")
         if name in _MANIFESTS and folder and not any(folder.startswith(f + "/") for f in manifests):
             manifests.setdefault(folder, path)
+    for path in paths:
+        # A folder with a requirements file of its own is another project too, when none of
+        # its modules imports the root's packages (blind set 78: Sparsebit's
+        # `large_language_models/alpaca-qlora`, a QLoRA project with its own CUDA kernels
+        # that never imports `sparsebit`); a demo that imports the product stays with it.
+        folder, _, name = path.rpartition("/")
+        if name == "requirements.txt" and folder and not any(folder == f or folder.startswith(f + "/") or f.startswith(folder + "/") for f in manifests):
+            manifests[folder] = path
+            requirements_only.add(folder)
     if not manifests:
         return {}
     packages: dict[str, set[str]] = {folder: set() for folder in manifests}  # top package names
@@ -424,9 +434,12 @@ def nested_projects(files: Iterable[str], facts: Callable[[str], ImportFacts | N
                 reached.append(("/".join([*base, *imp.module.split(".")]), path))
             else:
                 absolute.append((imp.module, path))
+    root_packages = {p.split("/")[0] for p in paths if p.count("/") == 1 and p.endswith("/__init__.py")}
     out: dict[str, str] = {}
     for folder, manifest in manifests.items():
         inside = folder + "/"
+        if folder in requirements_only and any(importer.startswith(inside) and module.split(".")[0] in root_packages for module, importer in absolute):
+            continue
         if any(f.startswith(inside) and not launcher.startswith(inside) for f, launcher in launched.items()):
             continue
         if any((target + "/").startswith(inside) and not importer.startswith(inside) for target, importer in reached):
