@@ -45,6 +45,9 @@ def test_names_split_at_underscores_and_case_changes(name: str, words: list[str]
         ("trilinear_devoxelize_kernel", "trilineardevoxelize"),
         ("avg_voxelize_grad_kernel", "avgvoxelize"),
         ("gather_features_kernel", "gatherfeatures"),
+        ("chamfer_dist_grad_kernel", "chamferdist"),
+        ("knnquery_cuda_kernel", "knnquery"),
+        ("furthestsampling_cuda_kernel", "furthestsampling"),
         # the longest op the words spell: multi-scale deformable attention, not deform conv
         ("ms_deformable_im2col_gpu_kernel", "msdeformableim2col"),
         ("modulated_deformable_im2col_gpu_kernel", "deformableim2col"),
