@@ -48,3 +48,33 @@ def test_the_projects_own_kernel_package_keeps_its_kernels(tmp_path: Path) -> No
     kept, aside = rows(tmp_path, "detops", "third_party/detops")
     assert ("CK003", "third_party/detops/detops/ops/csrc/roi_align_cuda.cu") in kept
     assert not any(reason == "set-aside.vendored-package" for _, _, reason in aside)
+
+
+FORK = {
+    ".gitmodules": '[submodule "transformers"]\n\tpath = transformers\n\turl = ./transformers\n',
+    "transformers/setup.py": "from setuptools import setup\nsetup(name='transformers', package_dir={'': 'src'})\n",
+    "transformers/src/transformers/__init__.py": "from transformers.models.speech import SpeechModel\nfrom transformers.models.t5 import T5Model\n",
+    "transformers/src/transformers/models/__init__.py": "",
+    "transformers/src/transformers/models/speech.py": "import torch\n\n\nclass SpeechModel(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.conv = torch.nn.utils.weight_norm(torch.nn.Conv1d(2, 2, 3))\n",
+    "transformers/src/transformers/models/t5.py": "import torch\n\n\nclass T5Model(torch.nn.Module):\n    pass\n",
+    "train.py": "import torch\nfrom transformers import T5Model\n\nmodel = T5Model()\nloss = model(torch.ones(2)).sum()\nloss.backward()\n",
+}
+
+
+def test_a_fork_of_transformers_in_the_src_layout_is_the_package(tmp_path: Path) -> None:
+    """Blind set 79: CodeRL commits its fork of transformers 4.16 (named in .gitmodules, a
+    plain tree); the blockers of speech models it never uses were read as the product's."""
+    write_tree(tmp_path, FORK)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    assert [f.rule for f in result.findings if f.path.startswith("transformers/")] == []
+    assert {(f.rule, f.path, f.because[-1].rule) for f in result.set_aside if f.rule == "UO008"} == {
+        ("UO008", "transformers/src/transformers/models/speech.py", "set-aside.vendored-package")
+    }
+
+
+def test_a_package_folder_without_its_setup_is_the_product(tmp_path: Path) -> None:
+    """Adversarial: `src/transformers/` with no setup.py above it is the project's own code."""
+    files = {k.replace("transformers/src/", "src/"): v for k, v in FORK.items() if k not in (".gitmodules", "transformers/setup.py")}
+    write_tree(tmp_path, files)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    assert [(f.rule, f.path) for f in result.findings if f.rule == "UO008"] == [("UO008", "src/transformers/models/speech.py")]

@@ -454,7 +454,7 @@ def _compute_tree_facts(
         reach = dataclasses.replace(reach, optional_files=reach.optional_files | frozenset(variants), evidence={**variants, **reach.evidence})
     workloads = {path: frozenset(fact.workloads) for path in python if not roles.supporting(path) and (fact := facts(path)) is not None and fact.workloads}
     apart = submodules_apart(parse_submodules(gitmodules), python, facts, native, read)
-    vendored = vendored_packages((f.path for f in found.files), judgement.vendored_packages, apart)
+    vendored = vendored_packages((f.path for f in found.files), judgement.vendored_packages)
     if vendored:  # its imports are the dependency again, priced by the package's rules
         names = {name for name, _ in vendored.values()}
         reach = dataclasses.replace(reach, own_packages={k: v for k, v in reach.own_packages.items() if k not in names})
