@@ -77,3 +77,9 @@ def test_a_finding_inside_the_branch_is_behind_the_option(tmp_path: Path) -> Non
     train = "import torch\nfrom solvers.fit import fit\n\nx = fit(torch.eye(3), torch.ones(3, 1), \"solve\")\n"
     found = rows(tmp_path, {"solvers/fit.py": inline, "train.py": train})
     assert ("UO947", "solvers/fit.py", 6, "major", ("guard.option", "severity.fallback")) in found
+
+
+def test_a_docstring_that_lists_the_value_passes_nothing(tmp_path: Path) -> None:
+    """Audit BD: fewshot-font-generation documents `algorithm: 'unbiased' / 'biased'`."""
+    solve = SOLVE.replace('def solve(a, b, method=None):\n', 'def solve(a, b, method=None):\n    """method: "exact", "cg" or "gmres"."""\n    # "gmres" is slow\n')
+    assert rows(tmp_path, {"solvers/solve.py": solve}) == [("UO947", "solvers/solve.py", 5, "major", ("severity.option-only-component",))]

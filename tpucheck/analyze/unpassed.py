@@ -16,8 +16,8 @@ parameter of the enclosing function with string literals (`def solve(a, b, metho
 (`config.model_type == "llama"`, a value read from a checkpoint or a file's suffix) is
 data the product reads where it runs, not an option, and is never read so. A literal counts as given when its quoted form
 occurs in product Python outside those test lines (a keyword or positional argument, an
-assignment, a dispatch table's key, a list of choices, a docstring: all kept as given, the
-safe side), or as a whole word in a product config or launch script. For each compared name
+assignment, a dispatch table's key, a list of choices: all kept as given, the safe side;
+a docstring or a comment that lists the choices passes nothing), or as a whole word in a product config or launch script. For each compared name
 that the project declares nothing for, the values it can have are the given literals plus
 an unknown other: a test that holds only at ungiven values holds off the product's path.
 """
@@ -70,7 +70,7 @@ def ungiven_values(
     quoted = re.compile(r"""(["'])(""" + "|".join(re.escape(w) for w in wanted) + r""")\1""")
     given: set[str] = set()
     for path, text in python.items():
-        for number, line in enumerate(text.splitlines(), 1):
+        for number, line in enumerate(_code_only(text).splitlines(), 1):
             if (path, number) in test_lines:
                 continue
             given.update(m.group(2) for m in quoted.finditer(line))
@@ -86,6 +86,18 @@ def ungiven_values(
         shown = ", ".join(f"`{literal!r}`" for literal in ungiven)
         out[name] = ((*kept, OTHER), f"no product module, config or launch script gives {shown} outside the tests that compare with it")
     return out
+
+
+_TRIPLE = re.compile(r"""(?s)(\"\"\"|\'\'\')(.*?)\1""")
+_COMMENT = re.compile(r"""(?m)^[ \t]*#[^\n]*""")
+
+
+def _code_only(text: str) -> str:
+    """The text with triple-quoted strings (docstrings) and whole-line comments blanked,
+    lines kept: `algorithm: 'unbiased' / 'biased'` in a docstring documents a choice, it
+    passes nothing. A comment after code stays (it may only keep a value given)."""
+    text = _TRIPLE.sub(lambda m: m.group(1) + "\n" * m.group(2).count("\n") + m.group(1), text)
+    return _COMMENT.sub("", text)
 
 
 def _in_functions(lines: list[str]) -> Iterable[tuple[int, frozenset[str]]]:
