@@ -81,5 +81,6 @@ def test_a_finding_inside_the_branch_is_behind_the_option(tmp_path: Path) -> Non
 
 def test_a_docstring_that_lists_the_value_passes_nothing(tmp_path: Path) -> None:
     """Audit BD: fewshot-font-generation documents `algorithm: 'unbiased' / 'biased'`."""
-    solve = SOLVE.replace('def solve(a, b, method=None):\n', 'def solve(a, b, method=None):\n    """method: "exact", "cg" or "gmres"."""\n    # "gmres" is slow\n')
+    doc = '    """Solve a x = b.\n\n    method: "exact", "cg" or "gmres".\n    """\n    # "gmres" is slow\n'
+    solve = SOLVE.replace("def solve(a, b, method=None):\n", "def solve(a, b, method=None):\n" + doc)
     assert rows(tmp_path, {"solvers/solve.py": solve}) == [("UO947", "solvers/solve.py", 5, "major", ("severity.option-only-component",))]
