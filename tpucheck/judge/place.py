@@ -23,6 +23,7 @@ from tpucheck.analyze.uncalled import UNCALLED
 from tpucheck.analyze.unimported import UNIMPORTED
 from tpucheck.analyze.unpassed import OTHER
 from tpucheck.analyze.variants import VARIANT
+from tpucheck.discover.manifest_names import is_manifest
 from tpucheck.findings import PENDING, SEVERITIES, FileResult, Finding, RawMatch, Reason, fingerprints, suppression_key
 from tpucheck.judge.known_ops import KNOWN_OP, known_op
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES, Roles
@@ -229,11 +230,12 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
         elif wanted == "blocker" and not guarded and (uncalled := _unused(match, placement.uncalled.get(result.path), UNCALLED)) is not None:
             because.append(uncalled)  # audits AV and AZ: sparseml's SSD decoder, 4K4D's merge_faces
             wanted = "major"
-        if rule.installs_on_tpu and result.kind == "manifest":
+        manifest = result.kind == "manifest" or is_manifest(result.path)  # setup.py is read as Python too
+        if rule.installs_on_tpu and manifest:
             # audits M and R: a pin nothing imports is no work; the imports are reported where they are
             because.append(Reason("severity.install", f"`{match.detail or rule.name}` installs and imports on a TPU host: only its use in code is work"))
             wanted = SEVERITIES[max(SEVERITIES.index(wanted), SEVERITIES.index("info"))]
-        if result.kind == "manifest" and (unused := _unused_package(match, rule, placement.imported)) is not None and SEVERITIES.index(wanted) < SEVERITIES.index("minor"):
+        if manifest and (unused := _unused_package(match, rule, placement.imported)) is not None and SEVERITIES.index(wanted) < SEVERITIES.index("minor"):
             because.append(unused)  # blind set 41: STTN's conda export lists CuPy and PyCUDA
             wanted = "minor"
         if placement.trains is False and rule.id in placement.scoring.training_only and wanted != "info":
