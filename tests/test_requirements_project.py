@@ -39,3 +39,18 @@ def test_a_demo_that_imports_the_product_stays_with_it(tmp_path: Path) -> None:
     demo = "import torch\nfrom qkit import observe\n\nmodel = torch.nn.Linear(2, 2).cuda()\nprint(observe(model.weight))\n"
     found = rows(tmp_path, {"llm/qlora/finetune.py": demo})
     assert [(rule, path, role) for rule, path, role, _ in found] == [("CA003", "llm/qlora/finetune.py", "library")]
+
+
+def test_a_folder_imported_as_a_namespace_package_is_the_products(tmp_path: Path) -> None:
+    """Audit BD: RVT's `libs/point-renderer` (its own setup.py) holds `point_renderer/`
+    with no `__init__.py`; `from point_renderer.rvt_renderer import ...` in the model imports it."""
+    files = {
+        "setup.py": "from setuptools import setup\nsetup(name='mvt', packages=['mvt'])\n",
+        "mvt/__init__.py": "",
+        "mvt/model.py": "def build(use_points):\n    if use_points:\n        from point_renderer.render import Renderer\n        return Renderer()\n",
+        "libs/point-renderer/setup.py": "from setuptools import setup\nsetup(name='point_renderer')\n",
+        "libs/point-renderer/point_renderer/render.py": "import torch\n\n\nclass Renderer:\n    def __init__(self):\n        self.grid = torch.zeros(2).cuda()\n",
+    }
+    write_tree(tmp_path, files)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    assert [(f.rule, f.path, f.role) for f in result.findings if f.path.startswith("libs/")] == [("CA003", "libs/point-renderer/point_renderer/render.py", "library")]

@@ -419,6 +419,11 @@ def nested_projects(files: Iterable[str], facts: Callable[[str], ImportFacts | N
                 parts = parts[1:] if parts and parts[0] == "src" else parts
                 if parts:
                     packages[folder].add(parts[0])
+            elif path.endswith(".py") and "/" in rest and rest.split("/")[0].isidentifier():
+                # a folder of modules with no `__init__.py` imports as a namespace package
+                # (audit BD: RVT's `point_renderer`, imported by `from point_renderer.rvt_renderer
+                # import ...` under an option RVT-2's config turns on, read as a project apart)
+                packages[folder].add(rest.split("/")[0])
             elif path.endswith(".py") and (fact := facts(path)) is not None:
                 # `CUDAExtension(name="qserve_backend.fused_attention")` is imported under
                 # its dotted name (blind set 56: QServe's kernels/ read as apart)
