@@ -54,3 +54,18 @@ def test_a_folder_imported_as_a_namespace_package_is_the_products(tmp_path: Path
     write_tree(tmp_path, files)
     result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
     assert [(f.rule, f.path, f.role) for f in result.findings if f.path.startswith("libs/")] == [("CA003", "libs/point-renderer/point_renderer/render.py", "library")]
+
+
+def test_scripts_side_by_side_with_no_product_package_stay_the_product(tmp_path: Path) -> None:
+    """Adversarial (blind set 74: DiffuLLaMA's `DiffuLLaMA-training/`, its own requirements
+    beside root inference scripts): with no package at the root there is nothing to set it
+    apart from."""
+    files = {
+        "requirements.txt": "torch\n",
+        "infer.py": "import torch\n\nmodel = torch.nn.Linear(2, 2)\n",
+        "training/requirements.txt": "torch\nflash-attn\n",
+        "training/train.py": "import torch\n\nmodel = torch.nn.Linear(2, 2).cuda()\n",
+    }
+    write_tree(tmp_path, files)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    assert [(f.rule, f.path, f.role) for f in result.findings if f.path.startswith("training/") and f.rule == "CA003"] == [("CA003", "training/train.py", "library")]

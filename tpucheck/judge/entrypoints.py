@@ -391,8 +391,8 @@ def nested_projects(files: Iterable[str], facts: Callable[[str], ImportFacts | N
         if name in _MANIFESTS and folder and not any(folder.startswith(f + "/") for f in manifests):
             manifests.setdefault(folder, path)
     for path in paths:
-        # A folder with a requirements file of its own is another project too, when none of
-        # its modules imports the root's packages (blind set 78: Sparsebit's
+        # A folder with a requirements file of its own is another project too, when the root
+        # holds a package and none of the folder's modules imports it (blind set 78: Sparsebit's
         # `large_language_models/alpaca-qlora`, a QLoRA project with its own CUDA kernels
         # that never imports `sparsebit`); a demo that imports the product stays with it.
         folder, _, name = path.rpartition("/")
@@ -443,8 +443,8 @@ def nested_projects(files: Iterable[str], facts: Callable[[str], ImportFacts | N
     out: dict[str, str] = {}
     for folder, manifest in manifests.items():
         inside = folder + "/"
-        if folder in requirements_only and any(importer.startswith(inside) and module.split(".")[0] in root_packages for module, importer in absolute):
-            continue
+        if folder in requirements_only and (not root_packages or any(importer.startswith(inside) and module.split(".")[0] in root_packages for module, importer in absolute)):
+            continue  # a repository of scripts side by side has no product package to set it apart from
         if any(f.startswith(inside) and not launcher.startswith(inside) for f, launcher in launched.items()):
             continue
         if any((target + "/").startswith(inside) and not importer.startswith(inside) for target, importer in reached):
