@@ -3,6 +3,7 @@ commit it audited (e06e287) and a look-alike that must keep its judgement."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from tpucheck.engine import ScanOptions, scan
@@ -131,10 +132,14 @@ def test_validation_grows_with_the_product_not_with_its_tests(tmp_path: Path) ->
     model = "import torch\n\n\ndef step(model, batch, opt):\n    loss = model(batch.cuda()).sum()\n    loss.backward()\n    opt.step()\n"
     filler = "".join(f"def helper_{i}(x):\n    return x + {i}\n\n\n" for i in range(2000))  # 8,000 lines
 
+    # the whole port's 4-12 h floor (tests/test_port_floor.py) would hide the size term here
+    judgement = RULESET.judgement
+    unfloored = replace(RULESET, judgement=replace(judgement, scoring=replace(judgement.scoring, port_floor=(0.0, 0.0))))
+
     def effort(files: dict[str, str]) -> tuple[int, float, float]:
         root = tmp_path / str(len(list(tmp_path.iterdir())))
         write_tree(root, files)
-        result = scan(str(root), RULESET, ScanOptions(jobs=1, use_cache=False))
+        result = scan(str(root), unfloored, ScanOptions(jobs=1, use_cache=False))
         return result.coverage.product_lines, result.score.effort.low, result.score.effort.high
 
     small = effort({"train.py": model})
