@@ -355,6 +355,14 @@ def test_a_variant_the_projects_launch_scripts_run_is_the_main_path(tmp_path: Pa
     assert [severity for _, _, severity, _ in _variant(tmp_path, TRAIN_MAIN, {"scripts/train.sh": launch})] == ["blocker"]
 
 
+def test_a_patch_a_launched_script_applies_is_the_main_path_whatever_variant_imports_it(tmp_path: Path) -> None:
+    """LITA (blind set 81): its script launches `lita_mem.py`, which applies the patch that
+    the upstream `train_fast.py` variant (not launched) applies too: the patch is the main path."""
+    own = VARIANT_SCRIPT.replace("from pkg.train import train", "from pkg.train import train as run").replace("    train()", "    run()")
+    launch = "#!/bin/bash\ndeepspeed pkg/lita_mem.py --deepspeed zero3.json\n"
+    assert [severity for _, _, severity, _ in _variant(tmp_path, TRAIN_MAIN, {"pkg/lita_mem.py": own, "scripts/finetune.sh": launch})] == ["blocker"]
+
+
 def test_a_cmake_library_loaded_by_a_computed_path_keeps_its_kernels(tmp_path: Path) -> None:
     """pytorch_scatter (audit AL): CMake builds `${PROJECT_NAME}`, and the package loads its
     ops with `torch.ops.load_library` on a name it computes; no text names the library, yet

@@ -41,6 +41,14 @@ def variant_options(
     scripts launch `train_mem.py`): its imports are the main path."""
     paths = sorted(product)
     run = set(launched)
+    # what a launched script imports itself is the main path, whatever variant imports it
+    # too (blind set 81: LITA's scripts launch `lita/train/train_mem.py`, which applies the
+    # flash-attn patch that LLaVA's own `train_mem.py` variant also imports)
+    launched_imports = {
+        module
+        for path in paths if path in run and (fact := facts(path)) is not None
+        for imp in fact.imports if (module := resolve(path, imp)) is not None
+    }  # fmt: skip
     out: dict[str, Reason] = {}
     for path in paths:
         if path in run:
@@ -63,7 +71,7 @@ def variant_options(
             reached = import_closure([target], facts, lambda importer, imp: [m] if (m := resolve(importer, imp)) is not None else [])
             for imp in known.imports:
                 module = resolve(path, imp)
-                if module is not None and module not in reached and module != path:
+                if module is not None and module not in reached and module != path and module not in launched_imports:
                     out.setdefault(
                         module,
                         Reason(VARIANT, f"{module} is imported by {path}, which runs `{called}()` of {target} after it; {target} runs it alone"),
