@@ -22,7 +22,9 @@ FILES = {
     "detector/model.py": "import torch\n\n\nclass Detector(torch.nn.Module):\n    pass\n",
     "train.py": "import torch\nfrom detector.model import Detector\n\nif __name__ == '__main__':\n    Detector()(torch.zeros(1)).sum().backward()\n",
     "deploy/trt_runner.py": "import tensorrt as trt\n\n\nclass Runner:\n    def __init__(self, plan):\n        self.logger = trt.Logger()\n",
-    "deploy/eval_trt.py": "from trt_runner import Runner\n\nif __name__ == '__main__':\n    Runner('model.plan')\n",
+    # the deployment drives the product's model (a deploy folder whose code never imports the
+    # product, with its own requirements file, is a project apart: tests/test_requirements_project.py)
+    "deploy/eval_trt.py": "from trt_runner import Runner\nfrom detector.model import Detector\n\nif __name__ == '__main__':\n    Runner('model.plan')\n",
     "deploy/requirements.txt": "tensorrt==10.0.1\npycuda\n",
 }
 

@@ -53,3 +53,4 @@ def test_the_reading_of_indices() -> None:
     assert not one_indexed_device("a = 'cuda:0'\nb = 'cuda:1'\n")
     assert not one_indexed_device("a = 'cuda:0'\n")  # GPU 0 alone: no rule of a split anyway
     assert not one_indexed_device("x = 1\n")
+    assert not one_indexed_device("if torch.cuda.device_count() > 1:\n    x = x.to('cuda:1')\n")  # a second GPU when there is one

@@ -32,7 +32,6 @@ A new finding never lowers the cost nor lifts a cap, so it never raises the scor
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -41,7 +40,7 @@ from tpucheck.judge.core import kernel_core
 from tpucheck.judge.known_ops import is_known_op
 from tpucheck.judge.place import OWN_EXTENSION, UNUSED_PACKAGE
 from tpucheck.judge.roles import PRODUCT_ROLES, SUPPORTING_ROLES
-from tpucheck.judge.shares import Share, command_of, keep_heaviest, line_copies
+from tpucheck.judge.shares import Share, command_of, keep_heaviest, line_copies, op_name, package_of
 from tpucheck.ruleset.judgement import CONFIG_SWITCH, DROP_IN, KNOWN_CALL, Judgement
 from tpucheck.ruleset.model import Rule
 
@@ -354,17 +353,6 @@ class Model:
         return above * (hours / above) ** self.s.scale_exponent
 
 
-_DISTRIBUTION_SUFFIX = re.compile(r"_(cu\d+|python)$")
-
-
-def package_of(name: str) -> str:
-    """One package under its import name and its distribution's (`spconv` and `spconv-cu120`,
-    `flashinfer` and `flashinfer-python`): the top module, lowercased, `-` read as `_`,
-    without a CUDA-version or `-python` suffix."""
-    top = name.split(".")[0].lower().replace("-", "_")
-    return _DISTRIBUTION_SUFFIX.sub("", top)
-
-
 def cost_of(items: Iterable[Share]) -> float:
     return math.fsum(share.cost for share in items)
 
@@ -449,14 +437,6 @@ def has_reference(kernel: str | None, references: Iterable[frozenset[str]], nois
         return False
     words = op_words(kernel, noise)
     return bool(words) and any(ref and (ref <= words or words <= ref) for ref in references)
-
-
-def op_name(detail: str) -> str:
-    """One op under its every spelling: the last dotted part, lowercased, without
-    underscores (`mmcv.ops.voxelize.Voxelization` and `mmcv.ops.voxelization`, `RoIAlign`
-    and `roi_align`, `DynamicScatter` and `dynamic_scatter`: a module's class and its
-    function run the same kernels, ported once)."""
-    return detail.rpartition(".")[2].lower().replace("_", "")
 
 
 def folder_of(path: str) -> str:

@@ -118,3 +118,24 @@ def line_copies(
         if line:
             files.setdefault((finding.rule, bucket(finding), line), {}).setdefault(finding.path, []).append(at)
     return keep_heaviest(shares, 1.0, [list(per_file.values()) for per_file in files.values() if len(per_file) > 1], at_most)
+
+
+# -- the keys of units priced once ----------------------------------------------------
+
+_DISTRIBUTION_SUFFIX = re.compile(r"_(cu\d+|python)$")
+
+
+def package_of(name: str) -> str:
+    """One package under its import name and its distribution's (`spconv` and `spconv-cu120`,
+    `flashinfer` and `flashinfer-python`): the top module, lowercased, `-` read as `_`,
+    without a CUDA-version or `-python` suffix."""
+    top = name.split(".")[0].lower().replace("-", "_")
+    return _DISTRIBUTION_SUFFIX.sub("", top)
+
+
+def op_name(detail: str) -> str:
+    """One op under its every spelling: the last dotted part, lowercased, without
+    underscores (`mmcv.ops.voxelize.Voxelization` and `mmcv.ops.voxelization`, `RoIAlign`
+    and `roi_align`, `DynamicScatter` and `dynamic_scatter`: a module's class and its
+    function run the same kernels, ported once)."""
+    return detail.rpartition(".")[2].lower().replace("_", "")

@@ -7,7 +7,7 @@ Why: DP008 (manual multi-GPU placement, priced as a model-parallel port) read ev
 names no device: one device, the author's second GPU, used for everything (blind set 76:
 10-31 h of model-parallel work priced into a band of 5-16 h). A split needs at least two
 devices in play: another index, or the default CUDA device (`.cuda()`, `"cuda"`) beside
-the indexed one.
+the indexed one, or a count of the devices the code splits over.
 
 Read from the module's text (comments and strings included, the safe side: a second
 device named anywhere keeps the split reading).
@@ -20,7 +20,9 @@ import re
 __all__ = ["one_indexed_device"]
 
 _INDEXED = re.compile(r"""cuda:(\d+)|\.cuda\(\s*(\d+)\s*\)|\bdevice\(\s*["']cuda["']\s*,\s*(\d+)\s*\)""")
-_DEFAULT = re.compile(r"""["']cuda["'](?!\s*,\s*\d)|\.cuda\(\s*\)""")
+_DEFAULT = re.compile(r"""["']cuda["'](?!\s*,\s*\d)|\.cuda\(\s*\)|\bdevice_count\(""")
+"""The default CUDA device beside the indexed one, or a count of devices (`if
+torch.cuda.device_count() > 1: x = x.to("cuda:1")`: a second GPU when there is one)."""
 
 
 def one_indexed_device(text: str) -> bool:
