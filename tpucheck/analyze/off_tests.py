@@ -17,14 +17,18 @@ from collections.abc import Mapping
 
 from tpucheck.analyze.imports import canonical_literal
 from tpucheck.analyze.python.options import number, zero
-from tpucheck.analyze.unpassed import OTHER
 
-__all__ = ["Behind", "tests_around"]
+__all__ = ["OTHER", "TEST", "Behind", "compared_items", "tests_around"]
+
+OTHER = "another value"
+"""Closes a setting's values when they are the literals the product gives it and whatever
+else a caller outside it may pass (analyze/unpassed.py): no test of it holds by default."""
 
 Behind = tuple[str, str]
 """(the setting, the test with the setting's default as evidence)."""
 
-_TEST = re.compile(r"^[ \t]*(?:el)?if[ \t(]+(.*?)[ \t)]*:[ \t]*(?:#.*)?$")
+TEST = re.compile(r"^[ \t]*(?:el)?if[ \t(]+(.*?)[ \t)]*:[ \t]*(?:#.*)?$")
+"""A one-line `if`/`elif` header; group 1 is its test."""
 _FLAG = re.compile(r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)$")
 _COMPARED = re.compile(r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)[ \t]*(==|!=|not[ \t]+in|in|>(?!=))[ \t]*(.+)$")
 _HEADER = re.compile(r"^[ \t]*(?:el)?if\b|^[ \t]*else[ \t]*:")
@@ -53,7 +57,7 @@ def tests_around(lines: list[str], off: Mapping[str, str], values: Mapping[str, 
         elif stripped.startswith("else"):
             stack.append((indent, "else", None))
         else:
-            test = _TEST.match(line)
+            test = TEST.match(line)
             stack.append((indent, "test", _off_test(test.group(1).strip(), off, values) if test is not None else None))
     return out
 
@@ -76,13 +80,10 @@ def _off_test(test: str, off: Mapping[str, str], values: Mapping[str, tuple[tupl
     flag = _FLAG.match(test)
     if flag is not None and flag.group(1) in off:
         return flag.group(1), f"`{test}` (`{flag.group(1)}` is off by default, {off[flag.group(1)]})"
-    compared = _COMPARED.match(test)
-    if compared is None or compared.group(1) not in values:
+    compared = compared_items(test)
+    if compared is None or compared[1] not in values:
         return None
-    name, operator, right = compared.group(1), " ".join(compared.group(2).split()), compared.group(3).strip()
-    items = [p.strip() for p in right.strip("[]()").split(",") if p.strip()] if right[:1] in "[(" else [right]
-    if not items or not all(_LITERAL.match(i) for i in items):
-        return None
+    _, name, operator, items = compared
     literals = [canonical_literal(i) for i in items]
     if operator == ">" and not zero(literals):
         return None  # `world_size > 1` tests a size, not a switch (options.zero)
@@ -93,6 +94,21 @@ def _off_test(test: str, off: Mapping[str, str], values: Mapping[str, tuple[tupl
     if declared and declared[-1] == OTHER:  # a value nothing in the product gives (analyze/unpassed.py)
         return name, f"`{test}` ({where})"
     return name, f"`{test}` (`{name}` is {' or '.join(declared)} wherever the project sets it, {where})"
+
+
+def compared_items(test: str) -> tuple[str, str, str, list[str]] | None:
+    """`cfg.loss in ("l1", "l2")` -> (`cfg.loss`, `loss`, `in`, [`"l1"`, `"l2"`]): the
+    subject as written, the setting's name, the operator and the literals as written; None
+    where the test is no comparison of a setting with literals."""
+    compared = _COMPARED.match(test)
+    if compared is None:
+        return None
+    right = compared.group(3).strip()
+    items = [p.strip() for p in right.strip("[]()").split(",") if p.strip()] if right[:1] in "[(" else [right]
+    if not items or not all(_LITERAL.match(i) for i in items):
+        return None
+    subject = test[: compared.start(2)].strip()
+    return subject, compared.group(1), " ".join(compared.group(2).split()), items
 
 
 def _above_zero(value: str) -> bool:

@@ -27,15 +27,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
-__all__ = ["OTHER", "UNGIVEN", "ungiven_values"]
+from tpucheck.analyze.off_tests import OTHER, TEST, compared_items
+
+__all__ = ["UNGIVEN", "ungiven_values"]
 
 UNGIVEN = "option.ungiven-value"
 """The rationale key (rules/judgement.yaml) that turns the reading on."""
-OTHER = "another value"
-"""Stands for whatever a compared name holds that is none of the literals tested."""
 
-_TEST = re.compile(r"^[ \t]*(?:el)?if[ \t(]+(.*?)[ \t)]*:[ \t]*(?:#.*)?$")
-_COMPARED = re.compile(r"""^([A-Za-z_]\w*)[ \t]*(==|in)[ \t]*(.+)$""")
+_CANDIDATE = re.compile(r"""(?:==|\bin)[ \t]*[(\[]?[ \t]*["']""")
+"""Text that may hold a comparison with a string: a module without it has no test to read."""
 _DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(")
 _PARAMETER = re.compile(r"(?:^|[(,])[ \t]*\**([A-Za-z_]\w*)")
 _STRING = re.compile(r"""^(?:"([\w.+-]+)"|'([\w.+-]+)')$""")
@@ -55,9 +55,11 @@ def ungiven_values(
     compared: dict[str, set[str]] = {}  # name -> the literal strings tested
     test_lines: set[tuple[str, int]] = set()
     for path, text in python.items():
+        if _CANDIDATE.search(text) is None:
+            continue
         lines = text.splitlines()
         for number, parameters in _in_functions(lines):
-            found = _TEST.match(lines[number - 1])
+            found = TEST.match(lines[number - 1])
             parsed = _comparison(found.group(1).strip()) if found is not None else None
             if parsed is None or parsed[0] in declared or parsed[0] not in parameters:
                 continue
@@ -70,6 +72,8 @@ def ungiven_values(
     quoted = re.compile(r"""(["'])(""" + "|".join(re.escape(w) for w in wanted) + r""")\1""")
     given: set[str] = set()
     for path, text in python.items():
+        if quoted.search(text) is None:
+            continue
         for number, line in enumerate(_code_only(text).splitlines(), 1):
             if (path, number) in test_lines:
                 continue
@@ -130,16 +134,12 @@ def _in_functions(lines: list[str]) -> Iterable[tuple[int, frozenset[str]]]:
 
 
 def _comparison(test: str) -> tuple[str, set[str]] | None:
-    """`args.method == "gmres"`, `mode in ("a", "b")`: the name and its string literals."""
-    found = _COMPARED.match(test)
-    if found is None:
+    """`method == "gmres"`, `mode in ("a", "b")`: a bare name (no attribute: data, not an
+    option) compared for equality with string literals; its name and the strings."""
+    compared = compared_items(test)
+    if compared is None or compared[0] != compared[1] or compared[2] not in ("==", "in"):
         return None
-    right = found.group(3).strip()
-    items = [p.strip() for p in right.strip("[]()").split(",") if p.strip()] if right[:1] in "[(" else [right]
-    literals: set[str] = set()
-    for item in items:
-        string = _STRING.match(item)
-        if string is None:
-            return None
-        literals.add(string.group(1) or string.group(2))
-    return (found.group(1), literals) if literals else None
+    strings = [_STRING.match(item) for item in compared[3]]
+    if not all(strings):
+        return None
+    return compared[1], {m.group(1) or m.group(2) for m in strings if m is not None}

@@ -15,13 +15,13 @@ from fnmatch import fnmatchcase
 from tpucheck.analyze.bindings import KERNEL_BINDING, binding_at
 from tpucheck.analyze.dead_code import DEAD_VERSION
 from tpucheck.analyze.deploy import ENGINE_DEPLOY
+from tpucheck.analyze.off_tests import OTHER
 from tpucheck.analyze.opt_in import OPT_IN
 from tpucheck.analyze.option_components import OPTION_COMPONENT
 from tpucheck.analyze.reachability import GUARDED_MODULE, Reachability
 from tpucheck.analyze.registry import Unreached
 from tpucheck.analyze.uncalled import UNCALLED
 from tpucheck.analyze.unimported import UNIMPORTED
-from tpucheck.analyze.unpassed import OTHER
 from tpucheck.analyze.variants import VARIANT
 from tpucheck.discover.manifest_names import is_manifest
 from tpucheck.findings import PENDING, SEVERITIES, FileResult, Finding, RawMatch, Reason, fingerprints, suppression_key
@@ -163,6 +163,7 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
     engine = reach.engines.get(result.path) if reach is not None else None
     older = placement.older_version(result.path)
     optional_file = reach is not None and reach.optional(result.path)
+    manifest = result.kind == "manifest" or is_manifest(result.path)  # setup.py is read as Python too
     matches = sorted(
         (m for m in result.matches if m.rule_id in rules),
         key=lambda m: (m.cell or 0, m.span.line, m.span.column, m.rule_id),
@@ -230,7 +231,6 @@ def place(result: FileResult, rules: dict[str, Rule], placement: Placement) -> P
         elif wanted == "blocker" and not guarded and (uncalled := _unused(match, placement.uncalled.get(result.path), UNCALLED)) is not None:
             because.append(uncalled)  # audits AV and AZ: sparseml's SSD decoder, 4K4D's merge_faces
             wanted = "major"
-        manifest = result.kind == "manifest" or is_manifest(result.path)  # setup.py is read as Python too
         if rule.installs_on_tpu and manifest:
             # audits M and R: a pin nothing imports is no work; the imports are reported where they are
             because.append(Reason("severity.install", f"`{match.detail or rule.name}` installs and imports on a TPU host: only its use in code is work"))
