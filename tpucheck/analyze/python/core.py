@@ -188,6 +188,13 @@ class BaseWalker:
         self.skip_flags: set[str] = set()
         """Module-level flags that only skip marks read (testmarks.skip_only_flags)."""
         """Of the names set from a device count, those only compared or reported (counts.py)."""
+        self.selected: dict[int, int] = {}
+        """Id of an assignment that selects a method (`self.f = self.name`) -> id of that
+        method's def, for the methods walked after their class (selected.py)."""
+        self.selected_guards: dict[int, list[Guard | None]] = {}
+        """Id of such a method's def -> the guards its selecting assignments were under."""
+        self.assigned: frozenset[str] | None = None
+        """The names the module assigns as `= self.name` (selected.py), read on first need."""
         self.callee: cst.CSTNode | None = None
         """The callee (or decorator) being walked: a name there is claimed by call rules."""
 

@@ -14,7 +14,7 @@ from typing import Any
 import libcst as cst
 
 from tpucheck.analyze.dead_code import DEAD_VERSION
-from tpucheck.analyze.python import choices, conditions, counts, excepts, hostdata, options, testmarks
+from tpucheck.analyze.python import choices, conditions, counts, excepts, hostdata, options, selected, testmarks
 from tpucheck.analyze.python.context import Guard, Names, RoleMark
 from tpucheck.analyze.python.core import BaseWalker, Hit
 from tpucheck.analyze.python.cpu_pick import picks_cpu
@@ -33,7 +33,7 @@ class StatementWalker(BaseWalker):
     def run(self, module: cst.Module, source: str | None = None) -> list[Any]:
         """Walk the module; `source` is its full text when the tree was hollowed by the
         screen (questions about the whole module read it)."""
-        self.source, self._uses, self._test_module = source if source is not None else module.code, None, None
+        self.source, self._uses, self._test_module, self.assigned = source if source is not None else module.code, None, None, None
         self._reads_version = "__version__" in self.source
         self.bind_module_imports(module.body)
         self.flags |= flag_parameters(module, lambda value: conditions.mentions_availability(self, value))
@@ -316,7 +316,7 @@ class StatementWalker(BaseWalker):
             class_kind="test" if hostdata.test_class(node) else "plain",
             class_bases=tuple(q for q in (self.qualified(base.value) for base in node.bases) if q),
         ):
-            self.walk(node.body)
+            selected.walk_body(self, node)
 
     def on_lambda(self, node: cst.Lambda, ctx: str | None) -> None:
         self.walk_params(node.params)
@@ -464,6 +464,8 @@ class StatementWalker(BaseWalker):
             loads = [h for h in self.hits[before:] if h.rule_matcher[0].unless == "weights"]
             if loads:
                 self.archives[(self.frame.functions, node.targets[0].target.value)] = loads
+        if (method := self.selected.get(id(node))) is not None:
+            self.selected_guards.setdefault(method, []).append(self.frame.guard)
         self.bind_targets([t.target for t in node.targets], node.value)
         for target in node.targets:
             self.bind_host(target.target, node.value)
