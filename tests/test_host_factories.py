@@ -34,3 +34,30 @@ def test_a_factory_without_a_device_runs_on_the_host(tmp_path: Path) -> None:
     (tmp_path / "orbit.py").write_text(CODE)
     result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
     assert [(f.rule, f.span.line) for f in result.findings if f.rule in ("UO983", "PR003")] == [("UO983", 6), ("PR003", 12)]
+
+
+COVARIANCE = """\
+import torch
+
+
+def sampler_covariance(n, ref):
+    a = torch.zeros(n, n, device="cpu")
+    cov = a @ a.T + torch.eye(n)
+    host = torch.linalg.cholesky(cov)
+    b = torch.zeros(n, n, device=torch.device("cpu"))
+    also = torch.linalg.cholesky(b @ b.T)
+    c = torch.zeros(n, n, device=ref.device)
+    placed = torch.linalg.cholesky(c @ c.T)
+    d = torch.zeros(n, n, device="cpu").cuda()
+    moved = torch.linalg.cholesky(d @ d.T)
+    return host, also, placed, moved
+"""
+
+
+def test_a_factory_told_the_cpu_runs_on_the_host(tmp_path: Path) -> None:
+    """`device="cpu"` and `torch.device("cpu")` name the host (audit BD: curobo's STOMP
+    covariance, whose Cholesky runs once on the CPU). Adversarial: a tensor's device, or
+    a host tensor sent to CUDA, is device data and its op is reported."""
+    (tmp_path / "stomp.py").write_text(COVARIANCE)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    assert [(f.rule, f.span.line, f.severity) for f in result.findings if f.rule == "UO947"] == [("UO947", 11, "blocker"), ("UO947", 13, "blocker")]

@@ -172,7 +172,7 @@ def inputs_on_host(names: Names, call: cst.Call) -> bool:
     values: list[cst.BaseExpression] = []
     for arg in call.args:
         if arg.keyword is not None:
-            if arg.keyword.value == "device":
+            if arg.keyword.value == "device" and not names_cpu(arg.value):
                 return False
             continue
         if isinstance(arg.value, (cst.List, cst.Tuple)):
@@ -264,7 +264,12 @@ def other_device_receiver(names: Names, receiver: cst.BaseExpression) -> bool:
 def _to_cpu(call: cst.Call) -> bool:
     """`.to("cpu")`, `.to(torch.device("cpu"))`, `.to(self._cpu_device)`: a copy to the host
     (a device named for the CPU is one, as `cpu_device = torch.device("cpu")` always is)."""
-    target = next((arg.value for arg in call.args if arg.keyword is None or arg.keyword.value == "device"), None)
+    return names_cpu(next((arg.value for arg in call.args if arg.keyword is None or arg.keyword.value == "device"), None))
+
+
+def names_cpu(target: cst.BaseExpression | None) -> bool:
+    """A device argument that names the host: `"cpu"`, `torch.device("cpu")`, a
+    `cpu_device` name (audit BD: curobo's `torch.zeros(..., device="cpu")` covariance)."""
     if isinstance(target, cst.Call) and target.args and dotted(target.func) in (["torch", "device"], ["device"]):
         target = target.args[0].value
     if isinstance(target, cst.SimpleString):
@@ -278,7 +283,7 @@ def made_on_host(qualified: str, call: cst.Call) -> bool:
     only when told `map_location="cpu"` (else tensors go back where they were saved)."""
     keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
     if "device" in keywords:
-        return False
+        return names_cpu(keywords["device"])
     if qualified == "torch.load":
         where = keywords.get("map_location")
         return isinstance(where, cst.SimpleString) and where.evaluated_value == "cpu"
