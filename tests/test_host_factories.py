@@ -61,3 +61,28 @@ def test_a_factory_told_the_cpu_runs_on_the_host(tmp_path: Path) -> None:
     (tmp_path / "stomp.py").write_text(COVARIANCE)
     result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
     assert [(f.rule, f.span.line, f.severity) for f in result.findings if f.rule == "UO947"] == [("UO947", 11, "blocker"), ("UO947", 13, "blocker")]
+
+
+HALF_TEST = """\
+import torch
+
+
+def test_force_fp32_casts():
+    x = torch.ones(1, dtype=torch.half)
+    y = torch.ones(1, dtype=torch.half, device="cuda")
+    assert x.dtype == y.dtype
+
+
+def make_buffer(n):
+    return torch.zeros(n, dtype=torch.float16)
+"""
+
+
+def test_a_test_s_host_half_tensor_is_its_cpu_subject(tmp_path: Path) -> None:
+    """A test function's fp16 tensor made on the host tests a dtype on the CPU (audits AR,
+    BA, BD: mmcv's force_fp32 tests, judged false). Adversarial: the same factory told a
+    device, and a product function's host fp16 buffer (moved later, as buffers are), are
+    reported."""
+    (tmp_path / "test_fp16.py").write_text(HALF_TEST)
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    assert [(f.rule, f.span.line) for f in result.findings if f.rule == "PR001"] == [("PR001", 6), ("PR001", 11)]
