@@ -220,3 +220,33 @@ def test_a_value_chosen_by_a_conditional_takes_its_arms_guard(tmp_path: Path) ->
         ("HF001", 20, 51, "major", ()),
         ("HF001", 21, 51, "major", ("guard.option-else",)),
     ]
+
+
+def test_a_broad_catch_around_imports_rebound_as_a_tuple_keeps_a_fallback(tmp_path: Path) -> None:
+    """Audit BE: Sa2VA's InternLM2 imports flash-attn under private names in a bare
+    `try`/`except:` and rebinds them (`flash_attn_func, pad_input = _flash_attn_func,
+    _pad_input`); binding the names just imported fails nothing an import would not.
+    Adversarial: a tuple that calls something is code, and the catch keeps nothing."""
+    code = """\
+        flash_attn_func, pad_input = None, None
+        try:
+            from flash_attn import flash_attn_func as _flash_attn_func
+            from flash_attn.bert_padding import pad_input as _pad_input
+
+            flash_attn_func, pad_input = _flash_attn_func, _pad_input
+            has_flash_attn = True
+        except:
+            has_flash_attn = False
+
+        try:
+            from xformers.ops import memory_efficient_attention as _mea
+            mea, ops = _mea, _mea.load()
+        except:
+            mea = None
+        """
+    findings = scanned(tmp_path, code).findings
+    assert [(f.rule, f.span.line, f.severity, f.guarded) for f in findings if f.rule in ("DEP002", "DEP003")] == [
+        ("DEP002", 3, "info", True),
+        ("DEP002", 4, "info", True),
+        ("DEP003", 12, "blocker", False),
+    ]

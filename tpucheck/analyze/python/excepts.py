@@ -183,10 +183,22 @@ def _broad_import_catch(handler: cst.ExceptHandler | cst.ExceptStarHandler, body
         for small in statement.body:
             if isinstance(small, (cst.Import, cst.ImportFrom)) or _passes_or_reports(small, names):
                 continue
-            if isinstance(small, cst.Assign) and isinstance(small.value, (cst.Name, cst.SimpleString, cst.Integer)):
-                continue  # a flag (`HAS_X = True`) or a constant
+            if isinstance(small, cst.Assign) and _bound_plainly(small.value):
+                continue  # a flag (`HAS_X = True`), a constant, or what was just imported rebound
             return False
     return True
+
+
+_PLAIN = (cst.Name, cst.SimpleString, cst.Integer)
+
+
+def _bound_plainly(value: cst.BaseExpression) -> bool:
+    """A name or a constant, or a tuple of them (`flash_attn_func, pad_input =
+    _flash_attn_func, _pad_input`: the names just imported, rebound; audit BE: Sa2VA's
+    InternLM2): binding fails nothing an import would not."""
+    if isinstance(value, cst.Tuple):
+        return bool(value.elements) and all(isinstance(e, cst.Element) and isinstance(e.value, _PLAIN) for e in value.elements)
+    return isinstance(value, _PLAIN)
 
 
 def swallows(statement: cst.Try | cst.TryStar, names: Names) -> bool:
