@@ -179,10 +179,13 @@ class ScanResult:
         return [f for f in self.set_aside if f.because and f.because[-1].rule == "set-aside.same-edit"]
 
     def set_aside_counts(self) -> dict[str, int]:
-        """Set-aside findings by the reason that set them aside."""
+        """Set-aside findings by the reason that set them aside: the last `set-aside.*`
+        reason, else the last reason (a dead-version guard comes before the severity cap
+        its guard adds)."""
         counts: dict[str, int] = {}
         for finding in self.set_aside:
-            rule = finding.because[-1].rule if finding.because else "unknown"
+            rules = [r.rule for r in finding.because]
+            rule = next((r for r in reversed(rules) if r.startswith("set-aside.")), rules[-1] if rules else "unknown")
             counts[rule] = counts.get(rule, 0) + 1
         return dict(sorted(counts.items()))
 

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import libcst as cst
 
 from tpucheck.analyze.pyparse import parse_or_none
+from tpucheck.analyze.python import torch_names
 from tpucheck.analyze.python.context import Names
 from tpucheck.analyze.python.scope import dotted
 
@@ -322,3 +323,43 @@ def import_flags(statement: cst.Try | cst.TryStar, names: Names) -> set[str]:
                 if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value in ("False", "None"):
                     found.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
     return found
+
+
+_PROBE_EXCEPTIONS = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError"})
+
+
+def version_probe(statement: cst.Try | cst.TryStar, names: Names) -> cst.ExceptHandler | cst.ExceptStarHandler | None:
+    """The handler of a try that only reads PyTorch names (`nan_to_num =
+    torch.nan_to_num`, `from torch.amp import autocast`, `import torch.linalg`), when it
+    catches their absence (AttributeError, ImportError) and every name exists in the
+    supported torch (torch_names.py): that handler is an old torch's stand-in and never
+    runs (audit BE: DiffMemorize's `nansum` nan_to_num, copied from StyleGAN2-ADA). A name
+    the table lacks (`torch._six`, gone since 2.0) keeps the handler live."""
+    probed: list[str] = []
+    for line in statement.body.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            return None
+        for small in line.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, (cst.Attribute, cst.Name)):
+                qualified = names.qualified(small.value)
+                if qualified is None or not qualified.startswith("torch."):
+                    return None
+                probed.append(qualified)
+            elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None and not isinstance(small.names, cst.ImportStar):
+                module = ".".join(dotted(small.module) or ())
+                if module != "torch" and not module.startswith("torch."):
+                    return None
+                probed.extend(f"{module}.{alias.name.value}" for alias in small.names if isinstance(alias.name, cst.Name))
+            elif isinstance(small, cst.Import):
+                for alias in small.names:
+                    module = ".".join(dotted(alias.name) or ())
+                    if not module.startswith("torch."):
+                        return None
+                    probed.append(module)
+            else:
+                return None
+    handler = next((h for h in statement.handlers if _catches(h, _PROBE_EXCEPTIONS)), None)
+    if handler is None or not probed:
+        return None
+    known = torch_names.known()
+    return handler if all(name in known for name in probed) else None

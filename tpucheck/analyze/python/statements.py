@@ -197,7 +197,10 @@ class StatementWalker(BaseWalker):
         kept = None if handler is None else Guard("guard.except" if self._placeholders_tested(handler) else "guard.placeholder", handler)
         with self.enter(guard=kept if kept is not None else self.frame.guard, raise_caught=excepts.swallows(node, self)):
             self.walk(node.body)
-        self.walk_all(node.handlers)
+        dead = excepts.version_probe(node, self) if "torch" in self.source else None
+        for each in node.handlers:  # an old torch's stand-in (`except AttributeError: def nan_to_num`)
+            with self.enter(guard=Guard(DEAD_VERSION, each) if each is dead else self.frame.guard):
+                self.walk(each)
         if node.orelse is not None:
             self.walk(node.orelse)
         if node.finalbody is not None:
