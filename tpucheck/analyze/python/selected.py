@@ -19,13 +19,31 @@ keeps the guard (the reading is per module).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
 
 import libcst as cst
 
-if TYPE_CHECKING:
-    from tpucheck.analyze.python.statements import StatementWalker
+from tpucheck.analyze.python.context import Frame, Guard
+
+
+class _Walker(Protocol):
+    """What the class walk needs of the statement walker (statements.py imports this module)."""
+
+    source: str
+    assigned: frozenset[str] | None
+    selected: dict[int, int]
+    selected_guards: dict[int, list[Guard | None]]
+
+    @property
+    def frame(self) -> Frame: ...
+
+    def walk(self, node: cst.CSTNode, ctx: str | None = None) -> None: ...
+
+    def walk_block(self, statements: Sequence[cst.CSTNode], start: int = 0) -> None: ...
+
+    def enter(self, **changes: Any) -> Any: ...
+
 
 __all__ = ["assigned_attributes", "candidates", "walk_body"]
 
@@ -69,7 +87,7 @@ def candidates(node: cst.ClassDef, assigned: frozenset[str], source: str) -> dic
     return out
 
 
-def walk_body(walker: StatementWalker, node: cst.ClassDef) -> None:
+def walk_body(walker: _Walker, node: cst.ClassDef) -> None:
     """The class body; a method the class selects only by assignment last, under the
     guard its selections had when each had one (the walker's `on_assign` records them)."""
     if walker.assigned is None:
