@@ -219,6 +219,11 @@ def reachability_of(
                     imported.add(target)
                     if not imp.level and "." in target and by_dotted_path(imp.module, target):
                         by_path.add(target)
+                    elif imp.level:
+                        # a relative import makes its folder a package where it runs, with or
+                        # without an `__init__.py` (a Hugging Face remote-code folder: audit
+                        # BE, Sa2VA's `from .flash_attention import ...` under a bare except)
+                        by_path.add(target)
     copies = vendored_copies(graph, facts, edges, imported) if judgement.vendored_copies else {}
     for path in sorted(cmake_files):
         # a CMake-built extension (`cuda_add_library(vptq ...)`, loaded as `vptq.libvptq`)
