@@ -58,3 +58,41 @@ def test_a_test_that_hands_the_tpu_fp16_is_still_reported(tmp_path: Path) -> Non
     """Adversarial: without CUDA the script takes fp16, which a TPU should not compute in."""
     found = rows(tmp_path, "torch.bfloat16 if torch.cuda.is_available() else torch.float16")
     assert ("CA002", 4, "major", "") in found
+
+
+PRECOND = """\
+import torch
+
+
+class Precond(torch.nn.Module):
+    def __init__(self, model, use_fp16=True):
+        super().__init__()
+        self.model = model
+        self.use_fp16 = use_fp16
+
+    def forward(self, x, force_fp32=False):
+        dtype = torch.float16 if (self.use_fp16 and not force_fp32 and x.device.type == "cuda") else torch.float32
+        return self.model(x.to(dtype))
+
+    def opted(self, x):
+        dtype = torch.float16 if self.use_fp16 else torch.float32
+        return self.model(x.to(dtype))
+
+    def tpu_half(self, x):
+        dtype = torch.float32 if x.device.type == "cuda" else torch.float16
+        return self.model(x.to(dtype))
+"""
+
+
+def test_a_cast_to_a_dtype_a_cuda_test_picks_follows_its_arm(tmp_path: Path) -> None:
+    """`x.to(dtype)` with `dtype = torch.float16 if (... x.device.type == "cuda") else
+    torch.float32` casts a TPU tensor to fp32: a note (audits BC and BE: EDM's Precond,
+    judged false as minors). Adversarial: an option on by default keeps the finding, and a
+    test that hands the TPU the fp16 arm is reported at the test."""
+    (tmp_path / "networks.py").write_text(PRECOND, encoding="utf-8")
+    result = scan(str(tmp_path), RULESET, ScanOptions(jobs=1, use_cache=False))
+    assert [(f.rule, f.span.line, f.severity, f.because[0].rule if f.because else "") for f in result.findings if f.rule in ("PR001", "DP010")] == [
+        ("PR001", 12, "info", "guard.test"),
+        ("PR001", 16, "minor", "guard.option-else"),
+        ("DP010", 19, "minor", "where.rule"),
+    ]

@@ -6,6 +6,7 @@ whether the call in front of it does."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from fnmatch import fnmatchcase
 
 import libcst as cst
@@ -89,13 +90,17 @@ def conditional_arm(names: Names, pattern: re.Pattern[str] | None, value: cst.Ba
     return (value, body) if body != orelse else None
 
 
-def constrained_arm(names: Names, matcher: Matcher, node: cst.Call) -> tuple[cst.IfExp, bool] | None:
-    """`conditional_arm` of the first argument constraint whose value is a conditional."""
+def constrained_arm(
+    names: Names, matcher: Matcher, node: cst.Call, chosen: Callable[[cst.BaseExpression], cst.BaseExpression] | None = None
+) -> tuple[cst.IfExp, bool] | None:
+    """`conditional_arm` of the first argument constraint whose value is a conditional, or a
+    name still bound to one (`chosen`: `x.to(dtype)` after `dtype = a if test else b`)."""
     for constraint in matcher.args:
         if constraint.value is None or constraint.missing:
             continue
         arg = _find_arg(node, constraint)
-        arm = conditional_arm(names, constraint.value, arg.value) if arg is not None else None
+        value = (chosen(arg.value) if chosen is not None else arg.value) if arg is not None else None
+        arm = conditional_arm(names, constraint.value, value) if value is not None else None
         if arm is not None:
             return arm
     return None

@@ -121,7 +121,7 @@ class Walker(StatementWalker):
                     label = call_label(self, rule_matcher[1], node)
                     if label is None and rule_matcher[0].inventory == "tpu-support":
                         label = qualified  # the inventory names what was found
-                    with self.enter(guard=self.arm_guard(constrained_arm(self, rule_matcher[1], node))):
+                    with self.enter(guard=self.arm_guard(constrained_arm(self, rule_matcher[1], node, self.chosen))):
                         self.hit(rule_matcher, node, detail=label)
         if isinstance(func, cst.Attribute):
             parts = dotted(func)
@@ -142,7 +142,10 @@ class Walker(StatementWalker):
                     on_host = hostdata.receiver_on_host(self, rule_matchers, node)
                     for rule_matcher in rule_matchers:
                         if args_hold(self, rule_matcher[1], node):
-                            self.hit(rule_matcher, node, start=func.attr, receiver_on_host=on_host)
+                            # `x.to(dtype)` with `dtype = torch.float16 if x.is_cuda else
+                            # torch.float32`: the fp16 arm's guard (audits BC, BE: EDM's Precond)
+                            with self.enter(guard=self.arm_guard(constrained_arm(self, rule_matcher[1], node, self.chosen))):
+                                self.hit(rule_matcher, node, start=func.attr, receiver_on_host=on_host)
         if index.keyword:
             callees = self.alternatives(func, qualified)
             scalars = qualified in _LITERAL_TENSORS and _few_scalars(node)
