@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -137,29 +138,29 @@ def test_the_shipped_table_reads_the_traced_decompositions() -> None:
     assert table.status("aten::cross", "torchtpu").via[0] == "aten::linalg_cross"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="tracing needs torch (pip install torch==2.13.0)")
-def test_the_committed_decompositions_are_the_tracers_output() -> None:
-    spec = importlib.util.spec_from_file_location("trace_implicit", ROOT / "scripts" / "trace_implicit.py")
+def _script_output_or_skip(script: str) -> Any:
+    """A generator script under scripts/, loaded as a module, when torch 2.13.0 (the
+    version the committed tables were read from) is installed; else the test is skipped."""
+    spec = importlib.util.spec_from_file_location(f"script_{script}", ROOT / "scripts" / f"{script}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     import torch
 
     if torch.__version__.split("+", 1)[0] != "2.13.0":
-        pytest.skip(f"the table was traced on torch 2.13.0, not {torch.__version__}")
+        pytest.skip(f"the table was read from torch 2.13.0, not {torch.__version__}")
+    return module
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="tracing needs torch (pip install torch==2.13.0)")
+def test_the_committed_decompositions_are_the_tracers_output() -> None:
+    module = _script_output_or_skip("trace_implicit")
     committed = (ROOT / "rules" / "implicit-ops.json").read_text(encoding="utf-8")
     assert committed == module.render(module.trace(), "2.13.0"), "rules/implicit-ops.json is stale: run python scripts/trace_implicit.py"
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="listing needs torch (pip install torch==2.13.0)")
 def test_the_committed_torch_names_are_torch_s_own() -> None:
-    spec = importlib.util.spec_from_file_location("torch_names_script", ROOT / "scripts" / "torch_names.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    import torch
-
-    if torch.__version__.split("+", 1)[0] != "2.13.0":
-        pytest.skip(f"the list was read from torch 2.13.0, not {torch.__version__}")
+    module = _script_output_or_skip("torch_names")
     committed = (ROOT / "rules" / "torch-names.json").read_text(encoding="utf-8")
     assert committed == module.render(module.names(), "2.13.0"), "rules/torch-names.json is stale: run python scripts/torch_names.py"

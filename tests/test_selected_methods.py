@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import write_tree
 
 from tpucheck.engine import ScanOptions, scan
@@ -73,31 +74,27 @@ def test_a_product_caller_that_gives_the_value_keeps_the_blocker(tmp_path: Path)
     assert rows(tmp_path, kernel, train) == [("UO981", "hsic/kernel.py", 13, "blocker", ())]
 
 
-def test_a_method_also_called_directly_keeps_the_blocker(tmp_path: Path) -> None:
-    """Adversarial: `__call__` calls it by name too."""
-    kernel = KERNEL.replace("return self.estimator(k, l)", "return self.estimator(k, l) + self.biased_estimator(k, l)")
-    assert rows(tmp_path, kernel) == [("UO981", "hsic/kernel.py", 13, "blocker", ())]
-
-
-def test_a_method_selected_on_both_sides_keeps_the_blocker(tmp_path: Path) -> None:
-    """Adversarial: the else branch selects it as well, so every path does."""
-    kernel = KERNEL.replace("self.estimator = self.unbiased_estimator", "self.estimator = self.biased_estimator")
-    assert rows(tmp_path, kernel) == [("UO981", "hsic/kernel.py", 13, "blocker", ())]
-
-
-def test_a_method_selected_unconditionally_keeps_the_blocker(tmp_path: Path) -> None:
-    """Adversarial: an assignment under no test is the main path."""
-    kernel = KERNEL.replace('        if algorithm == "biased":\n            self.estimator = self.biased_estimator\n        else:\n            self.estimator = self.unbiased_estimator\n', "        self.estimator = self.biased_estimator\n")
-    assert rows(tmp_path, kernel) == [("UO981", "hsic/kernel.py", 10, "blocker", ())]
-
-
-def test_a_method_a_dispatch_table_names_keeps_the_blocker(tmp_path: Path) -> None:
-    """Adversarial: any other mention (here a string for `getattr`) may select it."""
-    kernel = KERNEL.replace("    def __call__(self, k, l):", '    NAMES = ("biased_estimator",)\n\n    def __call__(self, k, l):')
-    assert rows(tmp_path, kernel) == [("UO981", "hsic/kernel.py", 13, "blocker", ())]
-
-
-def test_a_decorated_method_keeps_the_blocker(tmp_path: Path) -> None:
-    """Adversarial: a decorator may register or wrap it; it is walked in place."""
-    kernel = KERNEL.replace("    def biased_estimator(self, k, l):", "    @staticmethod\n    def biased_estimator(k, l):")
-    assert rows(tmp_path, kernel) == [("UO981", "hsic/kernel.py", 14, "blocker", ())]
+@pytest.mark.parametrize(
+    ("old", "new", "line"),
+    [
+        # `__call__` calls it by name too
+        ("return self.estimator(k, l)", "return self.estimator(k, l) + self.biased_estimator(k, l)", 13),
+        # the else branch selects it as well, so every path does
+        ("self.estimator = self.unbiased_estimator", "self.estimator = self.biased_estimator", 13),
+        # an assignment under no test is the main path
+        (
+            '        if algorithm == "biased":\n            self.estimator = self.biased_estimator\n        else:\n            self.estimator = self.unbiased_estimator\n',
+            "        self.estimator = self.biased_estimator\n",
+            10,
+        ),
+        # any other mention (here a string for `getattr`) may select it
+        ("    def __call__(self, k, l):", '    NAMES = ("biased_estimator",)\n\n    def __call__(self, k, l):', 13),
+        # a decorator may register or wrap it; it is walked in place
+        ("    def biased_estimator(self, k, l):", "    @staticmethod\n    def biased_estimator(k, l):", 14),
+    ],
+    ids=["called-directly", "selected-on-both-sides", "selected-unconditionally", "named-elsewhere", "decorated"],
+)
+def test_a_method_on_the_path_keeps_the_blocker(tmp_path: Path, old: str, new: str, line: int) -> None:
+    """Adversarial: each shape keeps the method on the main path."""
+    assert old in KERNEL
+    assert rows(tmp_path, KERNEL.replace(old, new)) == [("UO981", "hsic/kernel.py", line, "blocker", ())]
