@@ -59,3 +59,20 @@ def test_a_placeholder_import_still_needs_the_package(tmp_path: Path) -> None:
     uses = "try:\n    import cupy\nexcept ImportError:\n    cupy = None\n\n\ndef to_gpu(x):\n    return cupy.asarray(x)\n"
     rows = manifest_rows(tmp_path, {"ops.py": uses})
     assert ("requirements.txt", 2, "blocker", "") in rows
+
+
+def test_a_package_only_a_nested_project_imports_is_an_entry_to_drop(tmp_path: Path) -> None:
+    """Blind set 87: X-Mobility's requirements pin TensorRT, which only its ROS 2 node (a
+    project of its own) imports: the product's manifest entry is no stack to port.
+    Adversarial: the same pin with a product module importing the package stays a blocker."""
+    nested = {
+        "mob/__init__.py": "",
+        "mob/net.py": "import torch\n\n\nclass Net(torch.nn.Module):\n    pass\n",
+        "train.py": "import torch\nfrom mob.net import Net\n\nnet = Net()\n",
+        "deploy/node/requirements.txt": "cupy-cuda12x==13.2.0\n",
+        "deploy/node/node.py": "import cupy\n\n\ndef run(x):\n    return cupy.asarray(x)\n",
+    }
+    rows = manifest_rows(tmp_path, nested)
+    assert ("requirements.txt", 2, "minor", "severity.unused-package") in rows
+    rows = manifest_rows(tmp_path, {**nested, "mob/ops.py": "import cupy\n\n\ndef to_gpu(x):\n    return cupy.asarray(x)\n"})
+    assert ("requirements.txt", 2, "blocker", "") in rows

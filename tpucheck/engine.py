@@ -475,10 +475,12 @@ def _compute_tree_facts(
     # ImportError: ...` that the code tests) leaves the package optional
     # (a module the product loads only optionally, or an engine's deployment script, is a
     # fallback of its own: its imports are not the product's)
+    # (nor are the imports of code priced apart: a nested project's, an experimental
+    # folder's; blind set 87: X-Mobility's ROS 2 node importing TensorRT)
     imported = frozenset(
         imp.module
         for path in product_python
-        if path not in reach.optional_files and (fact := facts(path)) is not None
+        if path not in reach.optional_files and roles.optional(path) is None and (fact := facts(path)) is not None
         for imp in fact.imports
         if not imp.level and (not imp.guarded or imp.placeholder)
     )
