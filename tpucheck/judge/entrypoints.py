@@ -440,15 +440,17 @@ def nested_projects(files: Iterable[str], facts: Callable[[str], ImportFacts | N
             else:
                 absolute.append((imp.module, path))
     root_packages = {p.split("/")[0] for p in paths if p.count("/") == 1 and p.endswith("/__init__.py")}
-    # native sources a run-time build outside the folder compiles (`load(sources=[join(
-    # parent, "cuda_rasterizer/forward.cu")])`: audit BF, 4DGS's vendored rasterizer)
-    compiled = [
+    # the files a run-time build compiles, by the module that builds them (`load(sources=[
+    # join(parent, "cuda_rasterizer/forward.cu")])`: audit BF, 4DGS's vendored rasterizer);
+    # a source is written relative to a folder the build computes, so it matches by suffix
+    sources = {
         (source.lstrip("./"), path) for path in paths if path.endswith(".py") and (fact := facts(path)) is not None for build in fact.jit_builds for source in build.sources
-    ]
+    }
+    compiled = [(p, builder) for source, builder in sources for p in paths if p == source or p.endswith("/" + source)]
     out: dict[str, str] = {}
     for folder, manifest in manifests.items():
         inside = folder + "/"
-        if any(not importer.startswith(inside) and any(p.startswith(inside) and (p == source or p.endswith("/" + source)) for p in paths) for source, importer in compiled):
+        if any(p.startswith(inside) and not builder.startswith(inside) for p, builder in compiled):
             continue
         if folder in requirements_only and (not root_packages or any(importer.startswith(inside) and module.split(".")[0] in root_packages for module, importer in absolute)):
             continue  # a repository of scripts side by side has no product package to set it apart from

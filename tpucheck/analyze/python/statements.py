@@ -197,7 +197,7 @@ class StatementWalker(BaseWalker):
         kept = None if handler is None else Guard("guard.except" if self._placeholders_tested(handler) else "guard.placeholder", handler)
         with self.enter(guard=kept if kept is not None else self.frame.guard, raise_caught=excepts.swallows(node, self)):
             self.walk(node.body)
-        dead = excepts.version_probe(node, self) if "torch" in self.source else None
+        dead = excepts.version_probe(node, self)
         for each in node.handlers:  # an old torch's stand-in (`except AttributeError: def nan_to_num`)
             with self.enter(guard=Guard(DEAD_VERSION, each) if each is dead else self.frame.guard):
                 self.walk(each)

@@ -152,11 +152,11 @@ class Walker(StatementWalker):
             for arg in node.args:
                 if arg.keyword is not None:
                     for rule_matcher in index.keyword.lookup(arg.keyword.value):
-                        if rule_matcher[0].unless in ("host", "copy") and qualified in index.host_constructors and hostdata.made_on_host(qualified, node) and (
-                            rule_matcher[0].unless == "host" or (self.frame.role is not None and self.frame.role.role == "test")
-                        ):
-                            # `torch.linspace(..., dtype=torch.float64)`: made on the host; a
-                            # test's `torch.ones(1, dtype=torch.half)` is its CPU subject
+                        # `torch.linspace(..., dtype=torch.float64)` is made on the host; so is
+                        # a test's `torch.ones(1, dtype=torch.half)`, its CPU subject (`copy`)
+                        unless = rule_matcher[0].unless
+                        host_only = unless == "host" or (unless == "copy" and self.frame.role is not None and self.frame.role.role == "test")
+                        if host_only and qualified in index.host_constructors and hostdata.made_on_host(qualified, node):
                             continue
                         if keyword_holds(self, rule_matcher[1], arg, callees, method):
                             with self.enter(guard=self.arm_guard(conditional_arm(self, rule_matcher[1].value, self.chosen(arg.value)))):
